@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
+)
+
+func newCollectCmd() *cobra.Command {
+	var (
+		ef     episodeFlags
+		agents string
+		out    string
+	)
+	cmd := &cobra.Command{
+		Use:   "collect",
+		Short: "Record conversations of scripted agents with a user as JSONL logs",
+		Long: `collect plays scripted reference agents against a user (by default the human
+proxy) and writes every episode, with its oracle context, as one JSON line.
+These logs stand in for real human interaction data: the calibrated user
+simulator is fitted to them, the base policy is cloned from them, and static
+context RL replays them.
+
+With several profiles the n episodes are shared between them, each profile
+on its own instances. The file is written atomically: an interrupted or
+failed run leaves no partial file.`,
+		Example: `  calibrl collect --task mathchat --agent scripted:careful,sloppy,guesser,answer-seeker -n 2000 --seed 1 --out logs.jsonl`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := ef.validate(); err != nil {
+				return err
+			}
+			t, err := task.Lookup(ef.task)
+			if err != nil {
+				return err
+			}
+			names := spec.Agents(agents)
+			if len(names) == 0 {
+				return fmt.Errorf("--agent: name at least one agent")
+			}
+			// "scripted:a,b" means scripted:a and scripted:b.
+			if kind, _, ok := strings.Cut(names[0], ":"); ok {
+				for i := 1; i < len(names); i++ {
+					if !strings.Contains(names[i], ":") {
+						names[i] = kind + ":" + names[i]
+					}
+				}
+			}
+			built := make([]dialog.Agent, len(names))
+			for i, n := range names {
+				if built[i], err = spec.Agent(t, n); err != nil {
+					return err
+				}
+			}
+			u, err := spec.User(t, ef.user)
+			if err != nil {
+				return err
+			}
+			if err := checkWritable(out); err != nil {
+				return err
+			}
+			var all []dialog.Episode
+			start := 0
+			bar := progress("collect", ef.n)
+			for i, a := range built {
+				count := ef.n / len(built)
+				if i < ef.n%len(built) {
+					count++
+				}
+				if count == 0 {
+					continue
+				}
+				done := len(all)
+				cfg := rollout.Config{
+					Split: ef.split, Start: start, Instances: count, Seed: ef.seed, MaxTurns: ef.maxTurns,
+					Workers: ef.workers, AgentName: names[i], UserName: ef.user,
+				}
+				if bar != nil {
+					cfg.Progress = func(d, _ int) { bar(done+d, ef.n) }
+				}
+				eps, err := rollout.Run(cmd.Context(), t, a, u, cfg)
+				if err != nil {
+					return err
+				}
+				all = append(all, eps...)
+				start += count
+			}
+			if err := dialog.SaveEpisodes(out, all); err != nil {
+				return err
+			}
+			slog.Info("collected", "episodes", len(all), "agents", names, "user", ef.user, "out", out)
+			return nil
+		},
+	}
+	ef.register(cmd, "train")
+	cmd.Flags().StringVar(&agents, "agent", "scripted:careful", "comma-separated agents, e.g. scripted:careful,sloppy")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output JSONL file (required)")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}

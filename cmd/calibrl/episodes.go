@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task"
+)
+
+// episodeFlags are the flags every command that plays episodes shares.
+type episodeFlags struct {
+	task     string
+	user     string
+	n        int
+	seed     uint64
+	split    string
+	maxTurns int
+	workers  int
+}
+
+func (f *episodeFlags) register(cmd *cobra.Command, defaultSplit string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.task, "task", "mathchat", "task family: "+joinNames(task.Names()))
+	fl.StringVar(&f.user, "user", "human", "who plays the user: human (the held-out proxy of a real person) or naive (a prompted-style simulator)")
+	fl.IntVarP(&f.n, "episodes", "n", 200, "number of episodes (instances) to play")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed of every episode's randomness; same seed and flags give the same episodes")
+	fl.StringVar(&f.split, "split", defaultSplit, "instance split: train or test (test personas and problems never appear in train)")
+	fl.IntVar(&f.maxTurns, "max-turns", rollout.DefaultMaxTurns, "turn limit per episode (agent turns)")
+	fl.IntVar(&f.workers, "workers", 0, "concurrent episodes (0: one per CPU); results do not depend on it")
+}
+
+func (f *episodeFlags) validate() error {
+	if f.n <= 0 {
+		return fmt.Errorf("-n must be positive, got %d", f.n)
+	}
+	if f.maxTurns <= 0 {
+		return fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns)
+	}
+	return task.CheckSplit(f.split)
+}
+
+func joinNames(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}
+
+// checkWritable fails early, before long work, when path cannot be written.
+func checkWritable(path string) error {
+	if path == "" {
+		return fmt.Errorf("no output path")
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, ".calibrl-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("cannot write %s: it is a folder", path)
+	}
+	return nil
+}

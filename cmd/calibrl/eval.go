@@ -1,0 +1,119 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
+)
+
+func newEvalCmd() *cobra.Command {
+	var (
+		ef       episodeFlags
+		agent    string
+		asJSON   bool
+		episodes string
+	)
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Play an agent against a user and report success, reward, turns and tokens",
+		Long: `eval plays n episodes of an agent with a user on a task's split and reports
+the success rate (with a Wilson 95% interval), the mean reward, turns and
+tokens per episode, and why episodes ended.
+
+Judge agents against --user human, the held-out proxy of a real person.
+Against --user naive the same agent usually looks better than it is: the
+naive simulator leaks answers, over-shares hidden facts and accepts wrong
+answers, the artifacts of a prompted LLM user.`,
+		Example: `  calibrl eval --task mathchat --agent scripted:careful --user human -n 500 --seed 1
+  calibrl eval --task mathchat --agent scripted:guesser --user naive --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := ef.validate(); err != nil {
+				return err
+			}
+			t, err := task.Lookup(ef.task)
+			if err != nil {
+				return err
+			}
+			a, err := spec.Agent(t, agent)
+			if err != nil {
+				return err
+			}
+			u, err := spec.User(t, ef.user)
+			if err != nil {
+				return err
+			}
+			if episodes != "" {
+				if err := checkWritable(episodes); err != nil {
+					return err
+				}
+			}
+			eps, err := rollout.Run(cmd.Context(), t, a, u, rollout.Config{
+				Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns, Workers: ef.workers,
+				AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n),
+			})
+			if err != nil {
+				return err
+			}
+			if episodes != "" {
+				if err := dialog.SaveEpisodes(episodes, eps); err != nil {
+					return err
+				}
+			}
+			s := eval.Summarize(eps, ef.seed)
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			return printSummary(cmd.OutOrStdout(), s)
+		},
+	}
+	ef.register(cmd, "test")
+	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
+	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file")
+	return cmd
+}
+
+func printSummary(w io.Writer, s eval.Summary) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "task\t%s\n", s.Task)
+	fmt.Fprintf(tw, "agent\t%s\n", s.Agent)
+	fmt.Fprintf(tw, "user\t%s\n", s.User)
+	fmt.Fprintf(tw, "split\t%s (seed %d)\n", s.Split, s.Seed)
+	fmt.Fprintf(tw, "episodes\t%d\n", s.Episodes)
+	fmt.Fprintf(tw, "success\t%.3f  [%.3f, %.3f]\n", s.Success, s.SuccessCI95[0], s.SuccessCI95[1])
+	fmt.Fprintf(tw, "reward\t%.3f  [%.3f, %.3f]\n", s.Reward, s.RewardCI95[0], s.RewardCI95[1])
+	for _, k := range []string{"bleu", "chrf"} {
+		if v, ok := s.Metrics[k]; ok {
+			fmt.Fprintf(tw, "%s\t%.2f  [%.2f, %.2f]\n", k, v, s.Metrics[k+"_ci95_lo"], s.Metrics[k+"_ci95_hi"])
+		}
+	}
+	fmt.Fprintf(tw, "turns\t%.2f\n", s.Turns)
+	fmt.Fprintf(tw, "tokens\t%.1f (agent %.1f)\n", s.Tokens, s.AgentTokens)
+	reasons := make([]string, 0, len(s.Ends))
+	for r := range s.Ends {
+		reasons = append(reasons, string(r))
+	}
+	sort.Strings(reasons)
+	ends := ""
+	for i, r := range reasons {
+		if i > 0 {
+			ends += "  "
+		}
+		ends += fmt.Sprintf("%s %d", r, s.Ends[dialog.EndReason(r)])
+	}
+	fmt.Fprintf(tw, "ended\t%s\n", ends)
+	return tw.Flush()
+}

@@ -1,0 +1,212 @@
+// Package dialog holds the vocabulary every other part of calibrl speaks:
+// messages, the oracle context only the user side sees, the agent's view,
+// episodes, and the two small interfaces a conversation is run with (an
+// agent and a user, each opened once per episode as a session).
+package dialog
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+)
+
+// Role is who wrote a message.
+type Role string
+
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one turn of a conversation.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content"`
+	// Tokens is the message's length in tokens under the counter the run
+	// used (the model's tokenizer for model agents, ApproxTokens otherwise).
+	Tokens int `json:"tokens,omitempty"`
+}
+
+// Fact is one piece of information the user holds. Hidden facts are withheld
+// from the opening and revealed only when the agent asks about them.
+type Fact struct {
+	// Key names the quantity ("price_apple").
+	Key string `json:"key"`
+	// Text states the fact in full ("one apple costs $3").
+	Text string `json:"text"`
+	// Value is the number or word the fact carries ("3").
+	Value string `json:"value,omitempty"`
+	// Cues are lower-case words whose presence in an agent's question means
+	// it is asking about this fact ("apple", "cost", "price").
+	Cues []string `json:"cues,omitempty"`
+	// Hidden facts are not in the user's opening.
+	Hidden bool `json:"hidden,omitempty"`
+}
+
+// Edit is one step of a document user's hidden plan: what to change to turn
+// the draft into the target.
+type Edit struct {
+	Kind     string `json:"kind"`             // "replace", "insert", "delete", "swap", ...
+	Sentence int    `json:"sentence"`         // 0-based sentence index in the target
+	From     string `json:"from,omitempty"`   // text in the draft
+	To       string `json:"to,omitempty"`     // text the target has instead
+	Hint     string `json:"hint,omitempty"`   // how a person would describe it vaguely
+	Detail   string `json:"detail,omitempty"` // how a person would describe it concretely
+}
+
+// Persona is the per-episode character of a user. It is drawn from the
+// instance's seed, so the held-out split has personas never seen in training.
+type Persona struct {
+	// Patience is how many unhelpful agent turns the user tolerates before
+	// giving up.
+	Patience int `json:"patience"`
+	// Verbosity in [0,1]: how much a user says beyond the minimum.
+	Verbosity float64 `json:"verbosity"`
+	// TypoRate in [0,1]: chance that a message carries a typo.
+	TypoRate float64 `json:"typo_rate"`
+	// Clarity in [0,1]: chance that an answer to a question is complete
+	// rather than partial or a question back.
+	Clarity float64 `json:"clarity"`
+	// Threshold is the quality a document user settles for (BLEU, 0–100).
+	Threshold float64 `json:"threshold,omitempty"`
+}
+
+// Oracle is the oracle context: everything only the user side sees. It is
+// never shown to the agent.
+type Oracle struct {
+	Task  string `json:"task"`
+	ID    string `json:"id"`    // instance id, e.g. "mathchat/test/17"
+	Split string `json:"split"` // "train" or "test"
+	// Family is the generator family or data source ("rates", "gsm8k", "memo").
+	Family string `json:"family,omitempty"`
+	// Instruction is the user's whole goal in words: the full problem
+	// statement with every fact, or the document request.
+	Instruction string `json:"instruction"`
+	// Opening is how the user starts when nothing else is decided: the
+	// problem with hidden facts left out, or the coarse request.
+	Opening string `json:"opening"`
+	// Truth is the ground truth: the exact answer, or the target document.
+	Truth string `json:"truth"`
+	// Solution is a worked solution, for judging only.
+	Solution string  `json:"solution,omitempty"`
+	Facts    []Fact  `json:"facts,omitempty"`
+	Draft    string  `json:"draft,omitempty"`
+	Edits    []Edit  `json:"edits,omitempty"`
+	Persona  Persona `json:"persona"`
+	// Extra carries task-specific data the generic fields do not.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// HiddenFacts returns the facts withheld from the opening.
+func (o *Oracle) HiddenFacts() []Fact {
+	var hidden []Fact
+	for _, f := range o.Facts {
+		if f.Hidden {
+			hidden = append(hidden, f)
+		}
+	}
+	return hidden
+}
+
+// View is what the agent is shown before the conversation starts.
+type View struct {
+	Task string `json:"task"`
+	// Instructions is the agent's system prompt.
+	Instructions string `json:"instructions"`
+	// Draft is the document the agent starts from (docedit).
+	Draft string `json:"draft,omitempty"`
+}
+
+// EndReason says why an episode stopped.
+type EndReason string
+
+const (
+	// Solved: the user accepted the agent's outcome and ended.
+	Solved EndReason = "solved"
+	// GaveUp: the user's patience ran out.
+	GaveUp EndReason = "gave_up"
+	// MaxTurns: the turn limit was reached.
+	MaxTurns EndReason = "max_turns"
+	// UserEnded: the user ended for another reason (for instance a
+	// sycophantic acceptance of a wrong answer, or a premature stop).
+	UserEnded EndReason = "user_ended"
+)
+
+// Episode is one whole dialogue and its outcome.
+type Episode struct {
+	ID     string `json:"id"`
+	Task   string `json:"task"`
+	Split  string `json:"split"`
+	Agent  string `json:"agent"`
+	User   string `json:"user"`
+	Seed   uint64 `json:"seed"`
+	Index  int    `json:"index"`            // instance index within the split
+	Sample int    `json:"sample,omitempty"` // sample within a group of episodes on one instance
+	Oracle Oracle `json:"oracle"`
+	View   View   `json:"view"`
+	// Messages, in order, starting with the user's opening.
+	Messages []Message `json:"messages"`
+	// Outcome is the agent's final answer or document as the task read it.
+	Outcome string    `json:"outcome"`
+	Reward  float64   `json:"reward"`
+	Success bool      `json:"success"`
+	End     EndReason `json:"end"`
+	// Turns counts agent messages.
+	Turns  int `json:"turns"`
+	Tokens int `json:"tokens"`
+	// Metrics holds task-specific scores (bleu, chrf).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+}
+
+// Score is a task's judgement of a finished conversation.
+type Score struct {
+	Outcome string
+	Reward  float64
+	Success bool
+	Metrics map[string]float64
+}
+
+// UserSession is one episode's user. Implementations keep whatever state
+// they need (patience left, facts revealed) between calls.
+type UserSession interface {
+	// Open returns the user's first message.
+	Open(ctx context.Context) (string, error)
+	// Reply answers the last agent message in history. end reports that the
+	// user ends the conversation; reply may still carry a last message
+	// ("thanks, that's right!").
+	Reply(ctx context.Context, history []Message) (reply string, end bool, err error)
+}
+
+// User starts user sessions.
+type User interface {
+	NewSession(o *Oracle, rng *rand.Rand) UserSession
+}
+
+// AgentSession is one episode's agent.
+type AgentSession interface {
+	// Act returns the agent's next message given the conversation so far
+	// (which ends with a user message).
+	Act(ctx context.Context, history []Message) (string, error)
+}
+
+// Agent starts agent sessions.
+type Agent interface {
+	NewSession(v *View, rng *rand.Rand) AgentSession
+}
+
+// BatchAgent is implemented by agents that answer many conversations faster
+// together than one by one (language models). The rollout calls ActBatch
+// with sessions it got from NewSession, and history[i] belongs to
+// sessions[i].
+type BatchAgent interface {
+	Agent
+	ActBatch(ctx context.Context, sessions []AgentSession, histories [][]Message) ([]string, error)
+}
+
+// BatchUser is BatchAgent's twin for model-backed users. ends[i] reports
+// that sessions[i] ended the conversation.
+type BatchUser interface {
+	User
+	ReplyBatch(ctx context.Context, sessions []UserSession, histories [][]Message) (replies []string, ends []bool, err error)
+}

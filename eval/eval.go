@@ -1,0 +1,99 @@
+// Package eval summarises episodes into the figures calibrl reports:
+// success rate with a Wilson 95% interval, mean reward with a 95% interval,
+// turns, tokens, why episodes ended, and task metrics (BLEU, chrF).
+package eval
+
+import (
+	"sort"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/metric"
+)
+
+// Summary is one evaluation's figures. Its JSON form is what
+// `calibrl eval --json` prints.
+type Summary struct {
+	Task     string `json:"task"`
+	Agent    string `json:"agent"`
+	User     string `json:"user"`
+	Split    string `json:"split"`
+	Seed     uint64 `json:"seed"`
+	Episodes int    `json:"episodes"`
+	// Success is the fraction of episodes the task judged solved, with its
+	// Wilson 95% interval.
+	Success     float64    `json:"success"`
+	SuccessCI95 [2]float64 `json:"success_ci95"`
+	// Reward is the mean reward, with a normal-approximation 95% interval.
+	Reward     float64    `json:"reward"`
+	RewardCI95 [2]float64 `json:"reward_ci95"`
+	// Turns and Tokens are per-episode means (agent turns; all tokens).
+	Turns  float64 `json:"turns"`
+	Tokens float64 `json:"tokens"`
+	// AgentTokens is the mean number of tokens the agent wrote.
+	AgentTokens float64 `json:"agent_tokens"`
+	// Ends counts episodes by why they ended.
+	Ends map[dialog.EndReason]int `json:"ends"`
+	// Metrics holds the mean of each task metric (bleu, chrf) and, under
+	// name+"_ci95_lo"/"_ci95_hi", its interval.
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// BLEU and ChrF repeat Metrics["bleu"], Metrics["chrf"] for tasks that
+	// have them, so scripts need not dig.
+	BLEU *float64 `json:"bleu,omitempty"`
+	ChrF *float64 `json:"chrf,omitempty"`
+}
+
+// Summarize computes the figures of eps. The identifying fields (task,
+// agent, user, split) are taken from the first episode.
+func Summarize(eps []dialog.Episode, seed uint64) Summary {
+	s := Summary{Episodes: len(eps), Seed: seed, Ends: map[dialog.EndReason]int{}}
+	if len(eps) == 0 {
+		return s
+	}
+	s.Task, s.Agent, s.User, s.Split = eps[0].Task, eps[0].Agent, eps[0].User, eps[0].Split
+	successes := 0
+	rewards := make([]float64, len(eps))
+	metricValues := map[string][]float64{}
+	for i, ep := range eps {
+		if ep.Success {
+			successes++
+		}
+		rewards[i] = ep.Reward
+		s.Turns += float64(ep.Turns)
+		s.Tokens += float64(ep.Tokens)
+		for _, m := range ep.Messages {
+			if m.Role == dialog.RoleAssistant {
+				s.AgentTokens += float64(m.Tokens)
+			}
+		}
+		s.Ends[ep.End]++
+		for k, v := range ep.Metrics {
+			metricValues[k] = append(metricValues[k], v)
+		}
+	}
+	n := float64(len(eps))
+	s.Success = float64(successes) / n
+	s.SuccessCI95[0], s.SuccessCI95[1] = metric.WilsonCI(successes, len(eps), 1.96)
+	s.Reward, s.RewardCI95[0], s.RewardCI95[1] = metric.MeanCI(rewards)
+	s.Turns /= n
+	s.Tokens /= n
+	s.AgentTokens /= n
+	if len(metricValues) > 0 {
+		s.Metrics = map[string]float64{}
+		names := make([]string, 0, len(metricValues))
+		for k := range metricValues {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			mean, lo, hi := metric.MeanCI(metricValues[k])
+			s.Metrics[k], s.Metrics[k+"_ci95_lo"], s.Metrics[k+"_ci95_hi"] = mean, lo, hi
+		}
+		if v, ok := s.Metrics["bleu"]; ok {
+			s.BLEU = &v
+		}
+		if v, ok := s.Metrics["chrf"]; ok {
+			s.ChrF = &v
+		}
+	}
+	return s
+}

@@ -1,0 +1,77 @@
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// benchShapes are 2048³ and the engine's own multiplies: config A (d=128)
+// and B (d=256) at batch·time = 4096 rows for training, and 16 rows (one
+// token per sequence of a batch of 16) for KV-cache sampling.
+var benchShapes = []struct {
+	name           string
+	transA, transB bool
+	m, n, k        int
+}{
+	{"2048cube", false, false, 2048, 2048, 2048},
+	{"A/qkv_4096x128x384", false, false, 4096, 384, 128},
+	{"A/attnproj_4096x128x128", false, false, 4096, 128, 128},
+	{"A/fc_4096x128x512", false, false, 4096, 512, 128},
+	{"A/fcproj_4096x512x128", false, false, 4096, 128, 512},
+	{"A/logits_4096x128x512T", false, true, 4096, 512, 128},
+	{"A/dW_qkv_T4096", true, false, 128, 384, 4096},
+	{"A/dX_qkv_4096x384x128T", false, true, 4096, 128, 384},
+	{"A/dWte_T4096", true, false, 512, 128, 4096},
+	{"A/sample_qkv_16x128x384", false, false, 16, 384, 128},
+	{"A/sample_fcproj_16x512x128", false, false, 16, 128, 512},
+	{"A/sample_logits_16x128x512T", false, true, 16, 512, 128},
+	{"B/qkv_4096x256x768", false, false, 4096, 768, 256},
+	{"B/fcproj_4096x1024x256", false, false, 4096, 256, 1024},
+	{"B/logits_4096x256x512T", false, true, 4096, 512, 256},
+	{"B/dW_fc_T4096", true, false, 256, 1024, 4096},
+	{"B/sample_fc_16x256x1024", false, false, 16, 1024, 256},
+}
+
+func BenchmarkSgemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, kern := range usableKernels() {
+		for _, s := range benchShapes {
+			if kern == goKernel4x4 && s.m*s.n*s.k > 1<<30 {
+				continue // minutes per op; the model shapes say enough
+			}
+			b.Run(fmt.Sprintf("%s/%s", kern.name, s.name), func(b *testing.B) {
+				ar, ac, br, bc := s.m, s.k, s.k, s.n
+				if s.transA {
+					ar, ac = ac, ar
+				}
+				if s.transB {
+					br, bc = bc, br
+				}
+				a, bm, c := randMat(r, ar*ac), randMat(r, br*bc), make([]float32, s.m*s.n)
+				workers := Workers()
+				b.ResetTimer()
+				for b.Loop() {
+					sgemmWith(kern, workers, s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+				}
+				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
+
+// BenchmarkKernel runs one micro-kernel on cache-resident packed panels:
+// the ceiling the driver can approach on one core.
+func BenchmarkKernel(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const kc = kcBlock
+	for _, kern := range usableKernels() {
+		b.Run(kern.name, func(b *testing.B) {
+			a, bm, c := randMat(r, kern.mr*kc), randMat(r, kc*kern.nr), make([]float32, kern.mr*kern.nr)
+			for b.Loop() {
+				kern.fn(kc, a, 0, 1, kern.mr, bm, 0, kern.nr, c, 0, kern.nr, 1)
+			}
+			b.ReportMetric(2*float64(kern.mr*kern.nr*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

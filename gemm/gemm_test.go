@@ -1,0 +1,151 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randMat returns n floats uniform in [-1, 1).
+func randMat(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = 2*r.Float32() - 1
+	}
+	return s
+}
+
+type gemmCase struct {
+	transA, transB   bool
+	m, n, k          int
+	padA, padB, padC int // extra leading-dimension columns
+	alpha, beta      float32
+}
+
+func (c gemmCase) String() string {
+	return fmt.Sprintf("tA=%v,tB=%v,%dx%dx%d,pad=%d/%d/%d,alpha=%g,beta=%g",
+		c.transA, c.transB, c.m, c.n, c.k, c.padA, c.padB, c.padC, c.alpha, c.beta)
+}
+
+// operands builds A, B, C for a case with the given leading dimensions.
+func (c gemmCase) operands(r *rand.Rand) (a []float32, lda int, b []float32, ldb int, cm []float32, ldc int) {
+	ar, ac := c.m, c.k
+	if c.transA {
+		ar, ac = c.k, c.m
+	}
+	br, bc := c.k, c.n
+	if c.transB {
+		br, bc = c.n, c.k
+	}
+	lda, ldb, ldc = ac+c.padA, bc+c.padB, c.n+c.padC
+	return randMat(r, ar*lda), lda, randMat(r, br*ldb), ldb, randMat(r, c.m*ldc), ldc
+}
+
+func gemmCases() []gemmCase {
+	var cs []gemmCase
+	dims := [][3]int{
+		{1, 1, 1}, {0, 5, 3}, {5, 0, 3}, {4, 5, 0}, {1, 7, 9}, {7, 1, 9}, {3, 5, 7},
+		{8, 32, 16}, {6, 16, 5}, {9, 33, 17}, {17, 65, 300}, {16, 384, 128},
+		{40, 50, 513}, {100, 70, 31}, {33, 600, 40}, {130, 20, 260},
+	}
+	i := 0
+	for _, d := range dims {
+		for _, tA := range []bool{false, true} {
+			for _, tB := range []bool{false, true} {
+				alpha, beta := []float32{1, 0.5, -2, 1}[i%4], []float32{0, 1, -0.75, 0}[(i/2)%4]
+				cs = append(cs, gemmCase{tA, tB, d[0], d[1], d[2], i % 3, (i + 1) % 4, (i + 2) % 3, alpha, beta})
+				i++
+			}
+		}
+	}
+	cs = append(cs, gemmCase{false, false, 20, 40, 30, 0, 0, 0, 0, 0.5}) // alpha 0: scale only
+	return cs
+}
+
+func TestSgemmMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, kern := range usableKernels() {
+		for _, tc := range gemmCases() {
+			a, lda, b, ldb, c0, ldc := tc.operands(r)
+			want := append([]float32(nil), c0...)
+			SgemmNaive(tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, want, ldc)
+			tol := 1e-5 * float64(tc.k+2)
+			for _, workers := range []int{1, 2, 3} {
+				got := append([]float32(nil), c0...)
+				sgemmWith(kern, workers, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, got, ldc)
+				for i := range got {
+					row, col := i/ldc, i%ldc
+					if col >= tc.n {
+						if got[i] != c0[i] {
+							t.Fatalf("%s %v workers=%d: padding C[%d,%d] changed: got %g, want %g", kern.name, tc, workers, row, col, got[i], c0[i])
+						}
+						continue
+					}
+					if d := math.Abs(float64(got[i] - want[i])); !(d <= tol) {
+						t.Fatalf("%s %v workers=%d: C[%d,%d] got %g, want %g (|Δ| %g > %g)", kern.name, tc, workers, row, col, got[i], want[i], d, tol)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSgemmBetaZeroIgnoresNaN(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, kern := range usableKernels() {
+		for _, k := range []int{0, 7} {
+			m, n := 9, 35
+			a, b := randMat(r, m*k), randMat(r, k*n)
+			c := make([]float32, m*n)
+			for i := range c {
+				c[i] = float32(math.NaN())
+			}
+			sgemmWith(kern, 2, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+			for i, v := range c {
+				if v != v {
+					t.Fatalf("%s k=%d: C[%d] got NaN, want a number", kern.name, k, i)
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmDeterministicAcrossWorkers pins the property training relies
+// on: the same inputs give bitwise the same C for any worker count.
+func TestSgemmDeterministicAcrossWorkers(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	shapes := []gemmCase{
+		{false, false, 200, 96, 600, 0, 0, 0, 1, 0},
+		{true, false, 64, 200, 700, 1, 0, 0, 1, 1},
+		{false, true, 37, 300, 260, 0, 3, 1, 0.5, 0},
+		{true, true, 16, 130, 129, 0, 0, 0, 1, 0.25},
+	}
+	for _, kern := range usableKernels() {
+		for _, tc := range shapes {
+			a, lda, b, ldb, c0, ldc := tc.operands(r)
+			ref := append([]float32(nil), c0...)
+			sgemmWith(kern, 1, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, ref, ldc)
+			for _, workers := range []int{2, 3, 4, 7} {
+				got := append([]float32(nil), c0...)
+				sgemmWith(kern, workers, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, got, ldc)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
+						t.Fatalf("%s %v: workers=%d C[%d] got %x, want %x (workers=1)", kern.name, tc, workers, i, math.Float32bits(got[i]), math.Float32bits(ref[i]))
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestSetWorkers(t *testing.T) {
+	prev := SetWorkers(3)
+	defer SetWorkers(prev)
+	if got := Workers(); got != 3 {
+		t.Fatalf("Workers() after SetWorkers(3): got %d, want 3", got)
+	}
+	if got := SetWorkers(0); got != 3 {
+		t.Fatalf("SetWorkers(0) returned %d, want previous 3", got)
+	}
+}

@@ -1,0 +1,152 @@
+package lm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/calibrl/calibrl/gemm"
+)
+
+// BenchConfig sizes the engine benchmark (issue 3's measurements).
+type BenchConfig struct {
+	Steps     int // timed repetitions of each measurement; default 5
+	Batch     int // training/scoring batch B; default 16
+	SeqLen    int // training/scoring length T; default 256
+	PromptLen int // sampling prompt length; default 32
+	NewTokens int // tokens sampled per sequence; default 128
+	Workers   int // goroutines; ≤ 0 means GOMAXPROCS
+}
+
+// DefaultBenchConfig returns the defaults documented on BenchConfig.
+func DefaultBenchConfig() BenchConfig {
+	return BenchConfig{Steps: 5, Batch: 16, SeqLen: 256, PromptLen: 32, NewTokens: 128}
+}
+
+// Validate reports the first out-of-range field.
+func (c BenchConfig) Validate() error {
+	if c.Steps < 1 || c.Batch < 1 || c.SeqLen < 2 || c.PromptLen < 1 || c.NewTokens < 1 {
+		return fmt.Errorf("bench config %+v: every size must be positive (seq len ≥ 2)", c)
+	}
+	return nil
+}
+
+// NamedConfig is a model config with a short name.
+type NamedConfig struct {
+	Name   string
+	Config Config
+}
+
+// BenchModels are the two benchmark models: A (vocab 512, d 128, 4 layers,
+// 4 heads, context 256) and B (d 256, 8 heads, otherwise A).
+func BenchModels() []NamedConfig {
+	a := DefaultConfig()
+	b := a
+	b.Dim, b.Heads = 256, 8
+	return []NamedConfig{{"A", a}, {"B", b}}
+}
+
+// BenchResult is one model's measurements.
+type BenchResult struct {
+	Name             string  `json:"name"`
+	Params           int     `json:"params"`
+	TrainTokensPerS  float64 `json:"train_tokens_per_s"`  // forward+backward+AdamW
+	ForwardMS        float64 `json:"forward_ms"`          // one Forward of B×T
+	SampleTokensPerS float64 `json:"sample_tokens_per_s"` // new tokens per second, prefill included
+}
+
+// Bench measures one model: training throughput, forward latency and KV
+// sampling throughput, each the mean over bc.Steps timed runs after one
+// untimed warm-up.
+func Bench(nc NamedConfig, bc BenchConfig) (BenchResult, error) {
+	if err := bc.Validate(); err != nil {
+		return BenchResult{}, err
+	}
+	cfg := nc.Config
+	if bc.SeqLen > cfg.Context || bc.PromptLen+bc.NewTokens > cfg.Context+1 {
+		return BenchResult{}, fmt.Errorf("bench %s: sequences longer than context %d", nc.Name, cfg.Context)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	m, err := New(cfg, rng)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	m.Workers = bc.Workers
+	opt, err := NewAdamW(cfg, DefaultAdamW())
+	if err != nil {
+		return BenchResult{}, err
+	}
+	B, T := bc.Batch, bc.SeqLen
+	tokens := make([]int, B*T)
+	for i := range tokens {
+		tokens[i] = rng.IntN(cfg.VocabSize)
+	}
+	res := BenchResult{Name: nc.Name, Params: cfg.NumParams()}
+
+	train := func() error {
+		_, err := SFTStep(m, opt, TrainConfig{LR: 1e-4, ClipNorm: 1}, tokens, B, T, nil, nil)
+		return err
+	}
+	d, err := timeIt(bc.Steps, train)
+	if err != nil {
+		return res, err
+	}
+	res.TrainTokensPerS = float64(B*T) / d.Seconds()
+
+	d, err = timeIt(bc.Steps, func() error { _, err := m.Forward(tokens, B, T, nil); return err })
+	if err != nil {
+		return res, err
+	}
+	res.ForwardMS = float64(d.Microseconds()) / 1000
+
+	prompts := make([][]int, B)
+	rngs := make([]*rand.Rand, B)
+	for i := range prompts {
+		prompts[i] = tokens[i*T : i*T+bc.PromptLen]
+	}
+	sc := SampleConfig{Temperature: 1, TopP: 1, MaxNewTokens: bc.NewTokens}
+	d, err = timeIt(bc.Steps, func() error {
+		for i := range rngs {
+			rngs[i] = rand.New(rand.NewPCG(uint64(i), 7))
+		}
+		_, err := m.Sample(prompts, sc, rngs)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	res.SampleTokensPerS = float64(B*bc.NewTokens) / d.Seconds()
+	return res, nil
+}
+
+// timeIt runs f once untimed, then steps times, and returns the mean time.
+func timeIt(steps int, f func() error) (time.Duration, error) {
+	if err := f(); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for i := 0; i < steps; i++ {
+		if err := f(); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start) / time.Duration(steps), nil
+}
+
+// BenchGemm returns gemm.Sgemm's rate in GFLOP/s on an n×n×n product, the
+// best of reps runs after one warm-up.
+func BenchGemm(n, reps int) float64 {
+	rng := rand.New(rand.NewPCG(3, 4))
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = rng.Float32(), rng.Float32()
+	}
+	gemm.Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+	best := time.Duration(1 << 62)
+	for r := 0; r < max(reps, 1); r++ {
+		start := time.Now()
+		gemm.Sgemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+		best = min(best, time.Since(start))
+	}
+	return 2 * float64(n) * float64(n) * float64(n) / best.Seconds() / 1e9
+}

@@ -1,0 +1,86 @@
+package lm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Config sizes a model. The zero value is not valid; start from
+// DefaultConfig. There is no dropout: the models are small and trained on
+// procedurally generated data that does not run out.
+type Config struct {
+	// VocabSize is V, the number of token ids. Default 512.
+	VocabSize int
+	// Context is the longest sequence the model reads (the number of
+	// learned positions). Default 256.
+	Context int
+	// Dim is C, the width of the residual stream. Default 128.
+	Dim int
+	// Layers is L, the number of transformer blocks. Default 4.
+	Layers int
+	// Heads is NH, the number of attention heads; it must divide Dim.
+	// Default 4.
+	Heads int
+	// Untied gives the model its own output projection lm_head [V,C]
+	// instead of reusing the token embedding wte. Default false (tied), as
+	// in GPT-2: fewer parameters and better small-data behaviour.
+	Untied bool
+}
+
+// DefaultConfig is benchmark config A: vocab 512, context 256, d 128,
+// 4 layers, 4 heads, tied output (about 0.85M parameters).
+func DefaultConfig() Config {
+	return Config{VocabSize: 512, Context: 256, Dim: 128, Layers: 4, Heads: 4}
+}
+
+// Validate reports the first field that cannot build a model.
+func (c Config) Validate() error {
+	var errs []error
+	if c.VocabSize < 2 {
+		errs = append(errs, fmt.Errorf("vocab size %d, want ≥ 2", c.VocabSize))
+	}
+	if c.Context < 2 {
+		errs = append(errs, fmt.Errorf("context %d, want ≥ 2", c.Context))
+	}
+	if c.Dim < 1 {
+		errs = append(errs, fmt.Errorf("dim %d, want ≥ 1", c.Dim))
+	}
+	if c.Layers < 1 {
+		errs = append(errs, fmt.Errorf("layers %d, want ≥ 1", c.Layers))
+	}
+	if c.Heads < 1 {
+		errs = append(errs, fmt.Errorf("heads %d, want ≥ 1", c.Heads))
+	} else if c.Dim%c.Heads != 0 {
+		errs = append(errs, fmt.Errorf("dim %d not divisible by heads %d", c.Dim, c.Heads))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("lm config: %w", err)
+	}
+	return nil
+}
+
+// HeadSize is HS = C/NH.
+func (c Config) HeadSize() int { return c.Dim / c.Heads }
+
+// Hidden is the MLP width, 4C.
+func (c Config) Hidden() int { return 4 * c.Dim }
+
+// LayerParams is the number of parameters in one block.
+func (c Config) LayerParams() int {
+	C, H := c.Dim, c.Hidden()
+	return 2*C + // ln_1
+		C*3*C + 3*C + // attn.c_attn
+		C*C + C + // attn.c_proj
+		2*C + // ln_2
+		C*H + H + // mlp.c_fc
+		H*C + C // mlp.c_proj
+}
+
+// NumParams is the total parameter count.
+func (c Config) NumParams() int {
+	n := c.VocabSize*c.Dim + c.Context*c.Dim + c.Layers*c.LayerParams() + 2*c.Dim
+	if c.Untied {
+		n += c.VocabSize * c.Dim
+	}
+	return n
+}

@@ -1,0 +1,173 @@
+package lm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Finite-difference checks. Forward passes run in float32; the scalar loss
+// L = Σ r·out (r random) is summed in float64 and central differences use
+// eps = 1e-2, so the comparison is normwise: max|analytic − numeric| over
+// max|analytic| per tensor, which must stay below gradTol. Float32
+// rounding and the O(eps²) truncation put correct gradients near 1e-3; a
+// wrong term shows up at order 1.
+const (
+	gradEps = 1e-2
+	gradTol = 1e-2
+)
+
+func randVec(rng *rand.Rand, n int, scale float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * scale)
+	}
+	return x
+}
+
+func dot64(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// checkGrad compares analytic ∂L/∂x against central differences of loss,
+// reporting the normwise relative error.
+func checkGrad(t *testing.T, name string, x, analytic []float32, loss func() float64) {
+	t.Helper()
+	var maxDiff, maxA float64
+	for i := range x {
+		orig := x[i]
+		x[i] = orig + gradEps
+		lp := loss()
+		x[i] = orig - gradEps
+		lm := loss()
+		x[i] = orig
+		num := (lp - lm) / (2 * gradEps)
+		a := float64(analytic[i])
+		if math.IsNaN(a) || math.IsNaN(num) || math.IsInf(a, 0) {
+			t.Fatalf("%s[%d]: analytic %v, numeric %v", name, i, a, num)
+		}
+		maxDiff = max(maxDiff, math.Abs(a-num))
+		maxA = max(maxA, math.Abs(a))
+	}
+	rel := maxDiff / max(maxA, 1e-6)
+	t.Logf("%-28s n=%-5d max|grad|=%.3g rel err=%.2e", name, len(x), maxA, rel)
+	if rel > gradTol || math.IsNaN(rel) {
+		t.Errorf("%s: relative gradient error %.3e, want ≤ %.0e", name, rel, gradTol)
+	}
+}
+
+func TestLayernormGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	N, C := 5, 7
+	x, w, b := randVec(rng, N*C, 1), randVec(rng, C, 1), randVec(rng, C, 1)
+	r := randVec(rng, N*C, 1)
+	out, mean, rstd := make([]float32, N*C), make([]float32, N), make([]float32, N)
+	loss := func() float64 {
+		layernormForward(2, out, mean, rstd, x, w, b, N, C)
+		return dot64(out, r)
+	}
+	loss()
+	dx, dw, db := make([]float32, N*C), make([]float32, C), make([]float32, C)
+	layernormBackward(2, dx, dw, db, r, x, w, mean, rstd, N, C, make([]float32, 2*reduceChunks*C))
+	checkGrad(t, "layernorm dx", x, dx, loss)
+	checkGrad(t, "layernorm dw", w, dw, loss)
+	checkGrad(t, "layernorm db", b, db, loss)
+}
+
+func TestMatmulGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	N, IC, OC := 6, 5, 4
+	x, w, b := randVec(rng, N*IC, 1), randVec(rng, IC*OC, 1), randVec(rng, OC, 1)
+	r := randVec(rng, N*OC, 1)
+	out := make([]float32, N*OC)
+	loss := func() float64 {
+		matmulForward(2, out, x, w, b, N, IC, OC, false)
+		return dot64(out, r)
+	}
+	loss()
+	dx, dw, db := make([]float32, N*IC), make([]float32, IC*OC), make([]float32, OC)
+	matmulBackward(2, dx, dw, db, r, x, w, N, IC, OC, false, make([]float32, reduceChunks*OC))
+	checkGrad(t, "matmul dx", x, dx, loss)
+	checkGrad(t, "matmul dw", w, dw, loss)
+	checkGrad(t, "matmul db", b, db, loss)
+}
+
+func TestGeluGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	N := 64
+	x, r := randVec(rng, N, 2), randVec(rng, N, 1)
+	out, th := make([]float32, N), make([]float32, N)
+	loss := func() float64 {
+		geluForward(2, out, th, x, N)
+		return dot64(out, r)
+	}
+	loss()
+	dx := make([]float32, N)
+	geluBackward(2, dx, r, x, th, N)
+	checkGrad(t, "gelu dx", x, dx, loss)
+}
+
+func TestAttentionGrad(t *testing.T) {
+	for _, tc := range []struct{ B, T, C, NH int }{{2, 5, 8, 2}, {1, 70, 4, 1}} {
+		rng := rand.New(rand.NewPCG(7, uint64(tc.T)))
+		B, T, C, NH := tc.B, tc.T, tc.C, tc.NH
+		qkv, r := randVec(rng, B*T*3*C, 1), randVec(rng, B*T*C, 1)
+		out, att := make([]float32, B*T*C), make([]float32, B*NH*T*T)
+		loss := func() float64 {
+			attentionForward(2, out, att, qkv, B, T, C, NH)
+			return dot64(out, r)
+		}
+		loss()
+		dqkv := make([]float32, len(qkv))
+		attentionBackward(2, dqkv, r, att, qkv, B, T, C, NH, make([]float32, 2*T*T))
+		checkGrad(t, "attention dqkv", qkv, dqkv, loss)
+	}
+}
+
+// tinyConfig is small enough to finite-difference every parameter.
+func tinyConfig() Config {
+	return Config{VocabSize: 11, Context: 8, Dim: 8, Layers: 2, Heads: 2}
+}
+
+func TestModelGrad(t *testing.T) {
+	for _, untied := range []bool{false, true} {
+		cfg := tinyConfig()
+		cfg.Untied = untied
+		rng := rand.New(rand.NewPCG(9, 10))
+		m, err := New(cfg, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Larger weights than the init so every path carries signal.
+		for i := range m.Params.Data {
+			m.Params.Data[i] += float32(rng.NormFloat64() * 0.3)
+		}
+		B, T := 2, 6
+		tokens := make([]int, B*T)
+		for i := range tokens {
+			tokens[i] = rng.IntN(cfg.VocabSize)
+		}
+		lens := []int{6, 4}
+		r := randVec(rng, B*T, 1)
+		loss := func() float64 {
+			logp, err := m.Forward(tokens, B, T, lens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return dot64(logp, r)
+		}
+		loss()
+		m.ZeroGrad()
+		if err := m.Backward(r); err != nil {
+			t.Fatal(err)
+		}
+		for _, ti := range cfg.tensors() {
+			n := ti.size()
+			checkGrad(t, ti.name, m.Params.Data[ti.offset:ti.offset+n], m.Grads.Data[ti.offset:ti.offset+n], loss)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+package lm
+
+import "github.com/calibrl/calibrl/gemm"
+
+// Layer kernels, each a forward/backward pair. Argument order follows
+// llm.c: outputs, saved caches, inputs, parameters, dimensions. Backward
+// functions ADD into parameter gradients; activation gradients they write
+// are documented per function. N is the number of rows (B·T).
+
+// encoderForward: out[N,C] = wte[tok] + wpe[pos].
+// tokens and pos are [N].
+func encoderForward(out []float32, tokens, pos []int, wte, wpe []float32, N, C int) {
+	for i := 0; i < N; i++ {
+		o := out[i*C : (i+1)*C]
+		w := wte[tokens[i]*C : (tokens[i]+1)*C]
+		p := wpe[pos[i]*C : (pos[i]+1)*C]
+		for c := range o {
+			o[c] = w[c] + p[c]
+		}
+	}
+}
+
+// encoderBackward: dwte[tok] += dout, dwpe[pos] += dout. Serial: rows that
+// share a token add into the same gradient row, and the order must be fixed.
+func encoderBackward(dwte, dwpe, dout []float32, tokens, pos []int, N, C int) {
+	for i := 0; i < N; i++ {
+		d := dout[i*C : (i+1)*C]
+		w := dwte[tokens[i]*C : (tokens[i]+1)*C]
+		p := dwpe[pos[i]*C : (pos[i]+1)*C]
+		for c, v := range d {
+			w[c] += v
+			p[c] += v
+		}
+	}
+}
+
+const lnEps = 1e-5
+
+// layernormForward: out[N,C] = (x−mean)·rstd·w + b per row; saves mean[N]
+// and rstd[N] for backward.
+func layernormForward(workers int, out, mean, rstd, x, w, b []float32, N, C int) {
+	parallelFor(workers, N, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xi := x[i*C : (i+1)*C]
+			var m float32
+			for _, v := range xi {
+				m += v
+			}
+			m /= float32(C)
+			var s float32
+			for _, v := range xi {
+				d := v - m
+				s += d * d
+			}
+			r := 1 / sqrtf(s/float32(C)+lnEps)
+			oi := out[i*C : (i+1)*C]
+			for c, v := range xi {
+				oi[c] = (v-m)*r*w[c] + b[c]
+			}
+			mean[i], rstd[i] = m, r
+		}
+	})
+}
+
+// layernormBackward: dx[N,C] += ∂/∂x, dw[C] += Σ dout·x̂, db[C] += Σ dout.
+// scratch needs 2·reduceChunks·C floats.
+func layernormBackward(workers int, dx, dw, db, dout, x, w, mean, rstd []float32, N, C int, scratch []float32) {
+	chunks := reduceChunks
+	if N < chunks {
+		chunks = 1
+	}
+	pw, pb := scratch[:chunks*C], scratch[chunks*C:2*chunks*C]
+	parallelFor(workers, chunks, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			cw, cb := pw[ch*C:(ch+1)*C], pb[ch*C:(ch+1)*C]
+			clear(cw)
+			clear(cb)
+			for i := ch * N / chunks; i < (ch+1)*N/chunks; i++ {
+				xi, di, dxi := x[i*C:(i+1)*C], dout[i*C:(i+1)*C], dx[i*C:(i+1)*C]
+				m, r := mean[i], rstd[i]
+				// dnorm = dout·w; dx = r·(dnorm − mean(dnorm) − x̂·mean(dnorm·x̂))
+				var sd, sdx float32
+				for c, d := range di {
+					xh := (xi[c] - m) * r
+					dn := d * w[c]
+					sd += dn
+					sdx += dn * xh
+					cb[c] += d
+					cw[c] += d * xh
+				}
+				sd /= float32(C)
+				sdx /= float32(C)
+				for c, d := range di {
+					xh := (xi[c] - m) * r
+					dxi[c] += r * (d*w[c] - sd - xh*sdx)
+				}
+			}
+		}
+	})
+	for ch := 0; ch < chunks; ch++ {
+		cw, cb := pw[ch*C:(ch+1)*C], pb[ch*C:(ch+1)*C]
+		for c := 0; c < C; c++ {
+			dw[c] += cw[c]
+			db[c] += cb[c]
+		}
+	}
+}
+
+// matmulForward: out[N,OC] = x[N,IC]·w[IC,OC] + b[OC]; with accumulate,
+// out += instead of =. b may be nil.
+func matmulForward(workers int, out, x, w, b []float32, N, IC, OC int, accumulate bool) {
+	beta := float32(0)
+	if accumulate {
+		beta = 1
+	}
+	gemm.Sgemm(false, false, N, OC, IC, 1, x, IC, w, OC, beta, out, OC)
+	if b != nil {
+		parallelFor(workers, N, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				o := out[i*OC : (i+1)*OC]
+				for j, v := range b {
+					o[j] += v
+				}
+			}
+		})
+	}
+}
+
+// matmulBackward: dx[N,IC] = dout·wᵀ (overwritten, or added when
+// accumulateDx), dw[IC,OC] += xᵀ·dout, db[OC] += Σ_rows dout. db may be nil.
+// scratch needs reduceChunks·OC floats.
+func matmulBackward(workers int, dx, dw, db, dout, x, w []float32, N, IC, OC int, accumulateDx bool, scratch []float32) {
+	beta := float32(0)
+	if accumulateDx {
+		beta = 1
+	}
+	gemm.Sgemm(false, true, N, IC, OC, 1, dout, OC, w, OC, beta, dx, IC)
+	gemm.Sgemm(true, false, IC, OC, N, 1, x, IC, dout, OC, 1, dw, OC)
+	if db != nil {
+		columnSum(workers, db, dout, N, OC, scratch)
+	}
+}
+
+// GELU, tanh approximation (GPT-2's gelu_new):
+// gelu(x) = ½x(1 + tanh(√(2/π)(x + 0.044715x³))).
+const (
+	geluS = 0.7978845608028654 // √(2/π)
+	geluK = 0.044715
+)
+
+// geluForward: out[N] = gelu(x); saves th[N] = the tanh term for backward.
+func geluForward(workers int, out, th, x []float32, N int) {
+	parallelFor(workers, (N+1023)/1024, func(lo, hi int) {
+		for i := lo * 1024; i < hi*1024 && i < N; i++ {
+			v := x[i]
+			t := tanhf(geluS * (v + geluK*v*v*v))
+			th[i] = t
+			out[i] = 0.5 * v * (1 + t)
+		}
+	})
+}
+
+// geluBackward: dx[N] = dout·gelu'(x) (overwritten; dx may alias dout).
+func geluBackward(workers int, dx, dout, x, th []float32, N int) {
+	parallelFor(workers, (N+1023)/1024, func(lo, hi int) {
+		for i := lo * 1024; i < hi*1024 && i < N; i++ {
+			v, t := x[i], th[i]
+			d := 0.5*(1+t) + 0.5*v*(1-t*t)*geluS*(1+3*geluK*v*v)
+			dx[i] = dout[i] * d
+		}
+	})
+}
+
+// residualForward: out[N] = a + b.
+func residualForward(out, a, b []float32) {
+	for i := range out {
+		out[i] = a[i] + b[i]
+	}
+}

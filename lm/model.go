@@ -1,0 +1,337 @@
+package lm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+
+	"github.com/calibrl/calibrl/gemm"
+)
+
+// Model is a GPT decoder with its gradients and the activations of the
+// last Forward. It is not safe for concurrent use; Workers goroutines are
+// used inside each call.
+type Model struct {
+	Config Config
+	Params *Params // weights
+	Grads  *Params // ∂loss/∂weights, accumulated by Backward, cleared by ZeroGrad
+
+	// Workers is how many goroutines a call spreads its work over; ≤ 0
+	// means runtime.GOMAXPROCS(0). Results do not depend on it.
+	Workers int
+
+	acts    activations
+	B, T    int   // shape of the last Forward
+	tokens  []int // [B,T] inputs of the last Forward
+	pos     []int // [B,T] positions t
+	targets []int // [B,T] next token, or -1 where there is none
+	pending bool  // Forward ran and Backward has not consumed its activations
+
+	dec *decodeState // Sample's KV cache, kept between calls
+}
+
+// New builds a model with GPT-2's initialisation: weights N(0, 0.02),
+// residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/√(2L)), biases
+// 0, LayerNorm gains 1.
+func New(cfg Config, rng *rand.Rand) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := newModel(cfg)
+	proj := 0.02 / math.Sqrt(2*float64(cfg.Layers))
+	normal := func(x []float32, std float64) {
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * std)
+		}
+	}
+	p := m.Params
+	normal(p.WTE, 0.02)
+	normal(p.WPE, 0.01)
+	for l := 0; l < cfg.Layers; l++ {
+		lp := p.Layer(l)
+		fill(lp.LN1W, 1)
+		fill(lp.LN2W, 1)
+		normal(lp.QKVW, 0.02)
+		normal(lp.AttProjW, proj)
+		normal(lp.FCW, 0.02)
+		normal(lp.FCProjW, proj)
+	}
+	fill(p.LNFW, 1)
+	if cfg.Untied {
+		normal(p.LMHead, 0.02)
+	}
+	return m, nil
+}
+
+// newModel allocates a zeroed model for a valid config.
+func newModel(cfg Config) *Model {
+	return &Model{Config: cfg, Params: newParams(cfg, nil), Grads: newParams(cfg, nil)}
+}
+
+func fill(x []float32, v float32) {
+	for i := range x {
+		x[i] = v
+	}
+}
+
+func (m *Model) workers() int {
+	if m.Workers > 0 {
+		return m.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// ZeroGrad clears the gradient buffer.
+func (m *Model) ZeroGrad() { clear(m.Grads.Data) }
+
+// ErrNoForward is returned by Backward when no Forward preceded it.
+var ErrNoForward = errors.New("lm: backward without a preceding forward")
+
+// checkBatch validates a [B,T] token batch and per-row lengths.
+func (m *Model) checkBatch(tokens []int, B, T int, lens []int) error {
+	cfg := m.Config
+	if B < 1 || T < 1 {
+		return fmt.Errorf("lm: batch %d×%d, want ≥ 1×1", B, T)
+	}
+	if T > cfg.Context {
+		return fmt.Errorf("lm: sequence length %d exceeds context %d", T, cfg.Context)
+	}
+	if len(tokens) != B*T {
+		return fmt.Errorf("lm: %d tokens for a %d×%d batch", len(tokens), B, T)
+	}
+	for i, tok := range tokens {
+		if tok < 0 || tok >= cfg.VocabSize {
+			return fmt.Errorf("lm: token %d at [%d,%d] outside vocab [0,%d)", tok, i/T, i%T, cfg.VocabSize)
+		}
+	}
+	if lens != nil {
+		if len(lens) != B {
+			return fmt.Errorf("lm: %d lengths for %d sequences", len(lens), B)
+		}
+		for b, n := range lens {
+			if n < 0 || n > T {
+				return fmt.Errorf("lm: length %d of sequence %d outside [0,%d]", n, b, T)
+			}
+		}
+	}
+	return nil
+}
+
+// Forward runs the model over tokens [B,T] and returns logp [B,T] with
+//
+//	logp[b,t] = log p(tokens[b,t+1] | tokens[b,≤t])   for t < lens[b]−1
+//
+// and 0 elsewhere (the last position of each row, and padding). lens gives
+// each row's real length; nil means every row is T long. Padding must still
+// be valid token ids; causal attention keeps it from touching real
+// positions. The activations are kept for one Backward.
+func (m *Model) Forward(tokens []int, B, T int, lens []int) ([]float32, error) {
+	if err := m.checkBatch(tokens, B, T, lens); err != nil {
+		return nil, err
+	}
+	N := B * T
+	m.B, m.T = B, T
+	m.tokens = append(m.tokens[:0], tokens...)
+	m.pos = resizeInts(m.pos, N)
+	m.targets = resizeInts(m.targets, N)
+	for b := 0; b < B; b++ {
+		n := T
+		if lens != nil {
+			n = lens[b]
+		}
+		for t := 0; t < T; t++ {
+			m.pos[b*T+t] = t
+			m.targets[b*T+t] = -1
+			if t < n-1 {
+				m.targets[b*T+t] = tokens[b*T+t+1]
+			}
+		}
+	}
+	m.forwardHidden()
+	m.forwardHead()
+	m.pending = true
+	return append([]float32(nil), m.acts.logp[:N]...), nil
+}
+
+// forwardHidden runs embeddings, blocks and the final LayerNorm over
+// m.tokens, leaving acts.lnf [N,C].
+func (m *Model) forwardHidden() {
+	cfg, p, a := m.Config, m.Params, &m.acts
+	B, T, C, NH := m.B, m.T, cfg.Dim, cfg.Heads
+	N, H, W := B*T, cfg.Hidden(), m.workers()
+	a.ensure(cfg, B, T, W)
+	encoderForward(a.encoded, m.tokens, m.pos, p.WTE, p.WPE, N, C)
+	x := a.encoded
+	for l := 0; l < cfg.Layers; l++ {
+		lp, la := p.Layer(l), &a.layers[l]
+		layernormForward(W, la.ln1, la.ln1Mean, la.ln1Rstd, x, lp.LN1W, lp.LN1B, N, C)
+		matmulForward(W, la.qkv, la.ln1, lp.QKVW, lp.QKVB, N, C, 3*C, false)
+		attentionForward(W, la.atty, la.att, la.qkv, B, T, C, NH)
+		copy(la.res2, x[:N*C])
+		matmulForward(W, la.res2, la.atty, lp.AttProjW, lp.AttProjB, N, C, C, true)
+		layernormForward(W, la.ln2, la.ln2Mean, la.ln2Rstd, la.res2, lp.LN2W, lp.LN2B, N, C)
+		matmulForward(W, la.fch, la.ln2, lp.FCW, lp.FCB, N, C, H, false)
+		geluForward(W, la.fchGelu, la.fchTanh, la.fch, N*H)
+		copy(la.res3, la.res2)
+		matmulForward(W, la.res3, la.fchGelu, lp.FCProjW, lp.FCProjB, N, H, C, true)
+		x = la.res3
+	}
+	layernormForward(W, a.lnf, a.lnfMean, a.lnfRstd, x, p.LNFW, p.LNFB, N, C)
+}
+
+// forwardHead: probs [N,V] = softmax(lnf·LMHeadᵀ) on rows with a target,
+// logp [N] = log probs[target] (0 without one). The log-softmax is fused:
+// one pass for the max, one for Σexp that also leaves the probabilities.
+func (m *Model) forwardHead() {
+	cfg, a := m.Config, &m.acts
+	N, C, V := m.B*m.T, cfg.Dim, cfg.VocabSize
+	gemm.Sgemm(false, true, N, V, C, 1, a.lnf, C, m.Params.LMHead, C, 0, a.probs, V)
+	parallelFor(m.workers(), N, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			y := m.targets[i]
+			if y < 0 {
+				a.logp[i] = 0
+				continue
+			}
+			row := a.probs[i*V : (i+1)*V]
+			mx := row[0]
+			for _, v := range row[1:] {
+				mx = max(mx, v)
+			}
+			ly := row[y] - mx
+			var sum float32
+			for j, v := range row {
+				e := expf(v - mx)
+				row[j] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for j := range row {
+				row[j] *= inv
+			}
+			a.logp[i] = ly - logf(sum)
+		}
+	})
+}
+
+// Backward accumulates into m.Grads the gradient of Σ dlogp[b,t]·logp[b,t]
+// for the logp of the last Forward. dlogp is [B,T]; entries where Forward
+// returned 0 for lack of a target are ignored. It consumes the activations:
+// call Forward again before the next Backward.
+func (m *Model) Backward(dlogp []float32) error {
+	if !m.pending {
+		return ErrNoForward
+	}
+	cfg, p, g, a := m.Config, m.Params, m.Grads, &m.acts
+	B, T, C, V, NH := m.B, m.T, cfg.Dim, cfg.VocabSize, cfg.Heads
+	N, H, W := B*T, cfg.Hidden(), m.workers()
+	if len(dlogp) != N {
+		return fmt.Errorf("lm: backward got %d upstream gradients for a %d×%d batch", len(dlogp), B, T)
+	}
+	m.pending = false
+
+	// dlogits = dlogp·(onehot(y) − probs), in place over probs.
+	dlogits := a.probs
+	parallelFor(W, N, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := dlogits[i*V : (i+1)*V]
+			y, d := m.targets[i], dlogp[i]
+			if y < 0 || d == 0 {
+				clear(row)
+				continue
+			}
+			for j, pj := range row {
+				row[j] = -d * pj
+			}
+			row[y] += d
+		}
+	})
+	dres, dtmp := a.dres, a.dtmp
+	// dlnf = dlogits·LMHead; dLMHead += dlogitsᵀ·lnf
+	gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
+	gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
+	clear(dres[:N*C])
+	layernormBackward(W, dres, g.LNFW, g.LNFB, dtmp, m.layerInput(cfg.Layers), p.LNFW, a.lnfMean, a.lnfRstd, N, C, a.reduce)
+
+	for l := cfg.Layers - 1; l >= 0; l-- {
+		lp, lg, la := p.Layer(l), g.Layer(l), &a.layers[l]
+		x := m.layerInput(l)
+		// res3 = res2 + fcproj(gelu(fc(ln2(res2)))); dres holds ∂res3.
+		matmulBackward(W, a.dfc, lg.FCProjW, lg.FCProjB, dres, la.fchGelu, lp.FCProjW, N, H, C, false, a.reduce)
+		geluBackward(W, a.dfc, a.dfc, la.fch, la.fchTanh, N*H)
+		matmulBackward(W, dtmp, lg.FCW, lg.FCB, a.dfc, la.ln2, lp.FCW, N, C, H, false, a.reduce)
+		layernormBackward(W, dres, lg.LN2W, lg.LN2B, dtmp, la.res2, lp.LN2W, la.ln2Mean, la.ln2Rstd, N, C, a.reduce)
+		// res2 = x + attproj(attn(qkv(ln1(x)))); dres now holds ∂res2.
+		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, N, C, C, false, a.reduce)
+		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, B, T, C, NH, a.attScratch)
+		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, N, C, 3*C, false, a.reduce)
+		layernormBackward(W, dres, lg.LN1W, lg.LN1B, dtmp, x, lp.LN1W, la.ln1Mean, la.ln1Rstd, N, C, a.reduce)
+	}
+	encoderBackward(g.WTE, g.WPE, dres, m.tokens, m.pos, N, C)
+	return nil
+}
+
+// layerInput is the residual stream entering block l (l = L: leaving the
+// last block).
+func (m *Model) layerInput(l int) []float32 {
+	if l == 0 {
+		return m.acts.encoded
+	}
+	return m.acts.layers[l-1].res3
+}
+
+// MaskedNLL is the supervised loss: the masked mean negative log-likelihood
+//
+//	nll = −Σ mask[b,t]·logp[b,t] / Σ mask
+//
+// and its upstream gradient dlogp = −mask/Σmask, ready for Backward. mask
+// is aligned with logp: mask[b,t] weights the prediction of token t+1, so
+// to train on a role's tokens set mask[b,t] = 1 where tokens[b,t+1] belongs
+// to that role. An all-zero mask gives nll 0 and a zero gradient.
+func MaskedNLL(logp, mask []float32) (nll float64, dlogp []float32, err error) {
+	if len(mask) != len(logp) {
+		return 0, nil, fmt.Errorf("lm: mask has %d entries, logp %d", len(mask), len(logp))
+	}
+	var sum, total float64
+	for i, w := range mask {
+		sum += float64(w)
+		total += float64(w) * float64(logp[i])
+	}
+	dlogp = make([]float32, len(logp))
+	if sum == 0 {
+		return 0, dlogp, nil
+	}
+	for i, w := range mask {
+		dlogp[i] = float32(-float64(w) / sum)
+	}
+	return -total / sum, dlogp, nil
+}
+
+func resizeInts(x []int, n int) []int {
+	if cap(x) < n {
+		return make([]int, n)
+	}
+	return x[:n]
+}
+
+// Logits returns the raw next-token logits [B,T,V] for tokens [B,T]. It
+// reuses Forward's buffers, so a Backward after it fails with ErrNoForward.
+func (m *Model) Logits(tokens []int, B, T int) ([]float32, error) {
+	if err := m.checkBatch(tokens, B, T, nil); err != nil {
+		return nil, err
+	}
+	m.pending = false
+	m.B, m.T = B, T
+	m.tokens = append(m.tokens[:0], tokens...)
+	m.pos = resizeInts(m.pos, B*T)
+	for i := range m.pos {
+		m.pos[i] = i % T
+	}
+	m.forwardHidden()
+	cfg := m.Config
+	out := make([]float32, B*T*cfg.VocabSize)
+	gemm.Sgemm(false, true, B*T, cfg.VocabSize, cfg.Dim, 1, m.acts.lnf, cfg.Dim, m.Params.LMHead, cfg.Dim, 0, out, cfg.VocabSize)
+	return out, nil
+}

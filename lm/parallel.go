@@ -1,0 +1,93 @@
+package lm
+
+import "sync"
+
+// parallelFor runs fn over [0,n) split into at most workers contiguous
+// ranges, one goroutine each, and waits. Callers give it only work whose
+// items are independent (rows, heads, fixed chunks), so the split never
+// changes a result.
+func parallelFor(workers, n int, fn func(lo, hi int)) {
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		if lo == hi {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// reduceChunks is the fixed number of row chunks a column reduction (bias
+// and LayerNorm gradients) is cut into. It does not depend on the worker
+// count, so partial sums and their order are the same on any machine.
+const reduceChunks = 16
+
+// columnSum adds Σ_rows x[row,:] into dst (len(dst) = cols). Rows are
+// summed in fixed chunks, each chunk's partials then added in chunk order.
+func columnSum(workers int, dst, x []float32, rows, cols int, scratch []float32) {
+	chunks := reduceChunks
+	if rows < chunks {
+		chunks = 1
+	}
+	part := scratch[:chunks*cols]
+	parallelFor(workers, chunks, func(lo, hi int) {
+		for ch := lo; ch < hi; ch++ {
+			p := part[ch*cols : (ch+1)*cols]
+			clear(p)
+			r0, r1 := ch*rows/chunks, (ch+1)*rows/chunks
+			for r := r0; r < r1; r++ {
+				row := x[r*cols : (r+1)*cols]
+				for i, v := range row {
+					p[i] += v
+				}
+			}
+		}
+	})
+	for ch := 0; ch < chunks; ch++ {
+		p := part[ch*cols : (ch+1)*cols]
+		for i, v := range p {
+			dst[i] += v
+		}
+	}
+}
+
+// parallelForW is parallelFor that also tells fn which worker (0..workers-1)
+// runs the range, for per-worker scratch buffers.
+func parallelForW(workers, n int, fn func(w, lo, hi int)) {
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 {
+		if n > 0 {
+			fn(0, 0, n)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*n/workers, (w+1)*n/workers
+		if lo == hi {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(w, lo, hi)
+		}()
+	}
+	wg.Wait()
+}

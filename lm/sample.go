@@ -1,0 +1,356 @@
+package lm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/calibrl/calibrl/gemm"
+)
+
+// SampleConfig controls Model.Sample.
+type SampleConfig struct {
+	// Temperature divides the logits before sampling; 0 means greedy
+	// (argmax, lowest id on ties). Default 1.
+	Temperature float64
+	// TopP keeps the smallest set of most likely tokens whose probability
+	// reaches TopP (nucleus sampling, Holtzman et al. 2020); 1 keeps all.
+	// Default 1.
+	TopP float64
+	// MaxNewTokens caps the tokens generated per sequence. Default 64.
+	MaxNewTokens int
+	// Stop ends a sequence when one of these ids is sampled; the stop token
+	// is included in the output. Default none.
+	Stop []int
+}
+
+// DefaultSampleConfig returns the defaults documented on SampleConfig.
+func DefaultSampleConfig() SampleConfig {
+	return SampleConfig{Temperature: 1, TopP: 1, MaxNewTokens: 64}
+}
+
+// Validate reports the first out-of-range field.
+func (c SampleConfig) Validate() error {
+	switch {
+	case !(c.Temperature >= 0) || math.IsInf(c.Temperature, 0):
+		return fmt.Errorf("sample: temperature %v, want ≥ 0", c.Temperature)
+	case !(c.TopP > 0 && c.TopP <= 1):
+		return fmt.Errorf("sample: top-p %v, want in (0,1]", c.TopP)
+	case c.MaxNewTokens < 0:
+		return fmt.Errorf("sample: max new tokens %d, want ≥ 0", c.MaxNewTokens)
+	}
+	return nil
+}
+
+// StopReason says why a sequence ended.
+type StopReason int
+
+const (
+	StopMaxTokens StopReason = iota // generated MaxNewTokens tokens
+	StopToken                       // sampled a stop token (the last token)
+	StopContext                     // the next token would not fit in the context
+)
+
+func (r StopReason) String() string {
+	switch r {
+	case StopMaxTokens:
+		return "max_tokens"
+	case StopToken:
+		return "stop_token"
+	case StopContext:
+		return "context"
+	}
+	return fmt.Sprintf("StopReason(%d)", int(r))
+}
+
+// Completion is what Sample generated for one prompt.
+type Completion struct {
+	Tokens []int // new tokens, the stop token included
+	// LogProbs[i] = log p(Tokens[i] | prompt, Tokens[:i]) under the model
+	// itself (temperature 1, no top-p): the same number Forward returns for
+	// that position, ready for importance ratios.
+	LogProbs []float32
+	Reason   StopReason
+}
+
+// Sample continues each prompt with its own random source: sequence i
+// draws only from rngs[i], so its tokens do not depend on which other
+// prompts share the batch. Prompts may have different lengths (each ≥ 1
+// token, ≤ Context). All prompts are read in one batched pass, then every
+// step decodes one token for each unfinished sequence through a KV cache.
+// A sequence stops at a stop token, after MaxNewTokens, or when the
+// context is full.
+func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]Completion, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	if len(rngs) != len(prompts) {
+		return nil, fmt.Errorf("sample: %d random sources for %d prompts", len(rngs), len(prompts))
+	}
+	cfg := m.Config
+	total := 0
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("sample: prompt %d is empty", i)
+		}
+		if len(p) > cfg.Context {
+			return nil, fmt.Errorf("sample: prompt %d has %d tokens, context is %d", i, len(p), cfg.Context)
+		}
+		for _, tok := range p {
+			if tok < 0 || tok >= cfg.VocabSize {
+				return nil, fmt.Errorf("sample: prompt %d: token %d outside vocab [0,%d)", i, tok, cfg.VocabSize)
+			}
+		}
+		if rngs[i] == nil && sc.Temperature > 0 {
+			return nil, errors.New("sample: nil random source")
+		}
+		total += len(p)
+	}
+	S := len(prompts)
+	out := make([]Completion, S)
+	if S == 0 {
+		return out, nil
+	}
+	st := m.decoder(S, total)
+	stop := make(map[int]bool, len(sc.Stop))
+	for _, t := range sc.Stop {
+		stop[t] = true
+	}
+
+	// Prefill: every prompt token is a row; logits only for each last one.
+	rows := st.rows[:0]
+	var heads []int
+	for s, p := range prompts {
+		for t, tok := range p {
+			rows = append(rows, kvRow{seq: s, pos: t, tok: tok})
+		}
+		heads = append(heads, len(rows)-1)
+	}
+	active := make([]int, 0, S) // sequences still generating
+	for s := range prompts {
+		if sc.MaxNewTokens > 0 {
+			active = append(active, s)
+		}
+	}
+	if len(active) == 0 {
+		return out, nil
+	}
+	logits := st.step(m, rows, heads)
+	for {
+		next := rows[:0]
+		var keep []int
+		for i, s := range active {
+			row := logits[i*cfg.VocabSize : (i+1)*cfg.VocabSize]
+			tok, lp := pickToken(row, sc, rngs[s], st.order)
+			c := &out[s]
+			c.Tokens = append(c.Tokens, tok)
+			c.LogProbs = append(c.LogProbs, lp)
+			pos := len(prompts[s]) + len(c.Tokens) - 1 // where tok would be read
+			switch {
+			case stop[tok]:
+				c.Reason = StopToken
+			case len(c.Tokens) >= sc.MaxNewTokens:
+				c.Reason = StopMaxTokens
+			case pos >= cfg.Context:
+				c.Reason = StopContext
+			default:
+				keep = append(keep, s)
+				next = append(next, kvRow{seq: s, pos: pos, tok: tok})
+			}
+		}
+		if len(keep) == 0 {
+			return out, nil
+		}
+		active = keep
+		rows = next
+		heads = heads[:0]
+		for i := range rows {
+			heads = append(heads, i)
+		}
+		logits = st.step(m, rows, heads)
+	}
+}
+
+// pickToken draws the next token from one row of logits [V] and returns it
+// with its untempered log-probability.
+func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int) (int, float32) {
+	mx := logits[0]
+	arg := 0
+	for j, v := range logits {
+		if v > mx {
+			mx, arg = v, j
+		}
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v - mx))
+	}
+	lse := float64(mx) + math.Log(sum)
+	if sc.Temperature == 0 {
+		return arg, float32(float64(logits[arg]) - lse)
+	}
+	// probs at temperature, computed in float64 for a stable draw.
+	inv := 1 / sc.Temperature
+	V := len(logits)
+	probs := make([]float64, V)
+	var z float64
+	for j, v := range logits {
+		probs[j] = math.Exp(float64(v-mx) * inv)
+		z += probs[j]
+	}
+	order = order[:V]
+	for j := range order {
+		order[j] = j
+	}
+	mass := z
+	if sc.TopP < 1 {
+		// Highest probability first, lower id first on ties.
+		slices.SortFunc(order, func(a, b int) int {
+			if probs[a] != probs[b] {
+				if probs[a] > probs[b] {
+					return -1
+				}
+				return 1
+			}
+			return a - b
+		})
+		var cum float64
+		for k, j := range order {
+			cum += probs[j]
+			if cum >= sc.TopP*z {
+				order = order[:k+1]
+				break
+			}
+		}
+		mass = cum
+	}
+	u := rng.Float64() * mass
+	tok := order[len(order)-1]
+	var cum float64
+	for _, j := range order {
+		cum += probs[j]
+		if u < cum {
+			tok = j
+			break
+		}
+	}
+	return tok, float32(float64(logits[tok]) - lse)
+}
+
+// kvRow is one token to push through the decoder: sequence, position, id.
+type kvRow struct{ seq, pos, tok int }
+
+// decodeState is the KV cache and step buffers for S sequences.
+type decodeState struct {
+	S          int
+	k, v       [][]float32 // per layer [S,Context,C]
+	x, ln, att []float32   // [R,C]
+	qkv        []float32   // [R,3C]
+	h, hTanh   []float32   // [R,4C]
+	mean, rstd []float32   // [R]
+	logits     []float32   // [R,V]
+	scores     []float32   // [workers,Context]
+	rows       []kvRow
+	order      []int // [V] top-p scratch
+}
+
+// decoder returns a cache for S sequences and step buffers for R rows,
+// reusing the model's previous one when it is big enough.
+func (m *Model) decoder(S, R int) *decodeState {
+	cfg := m.Config
+	C, H, V, W := cfg.Dim, cfg.Hidden(), cfg.VocabSize, m.workers()
+	d := m.dec
+	if d == nil || d.S < S || len(d.mean) < R || len(d.scores) < W*cfg.Context {
+		S, R = max(S, d.cap()), max(R, d.rowCap())
+		f := func(n int) []float32 { return make([]float32, n) }
+		d = &decodeState{S: S, k: make([][]float32, cfg.Layers), v: make([][]float32, cfg.Layers)}
+		for l := range d.k {
+			d.k[l], d.v[l] = f(S*cfg.Context*C), f(S*cfg.Context*C)
+		}
+		d.x, d.ln, d.att, d.qkv = f(R*C), f(R*C), f(R*C), f(3*R*C)
+		d.h, d.hTanh, d.mean, d.rstd = f(R*H), f(R*H), f(R), f(R)
+		d.logits, d.scores = f(R*V), f(W*cfg.Context)
+		d.rows, d.order = make([]kvRow, 0, R), make([]int, V)
+		m.dec = d
+	}
+	return d
+}
+
+func (d *decodeState) cap() int {
+	if d == nil {
+		return 0
+	}
+	return d.S
+}
+
+func (d *decodeState) rowCap() int {
+	if d == nil {
+		return 0
+	}
+	return len(d.mean)
+}
+
+// step pushes rows through every block, writing their keys and values into
+// the cache, and returns logits [len(heads),V] for the rows listed in
+// heads. A row attends to its own sequence's cache up to its position, so
+// several rows of one sequence (a prompt) can share a step.
+func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
+	cfg, p := m.Config, m.Params
+	R, C, H, V, NH, W := len(rows), cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads, m.workers()
+	HS, ctx := cfg.HeadSize(), cfg.Context
+	scale := float32(1 / math.Sqrt(float64(HS)))
+	x := d.x[:R*C]
+	for i, r := range rows {
+		xi := x[i*C : (i+1)*C]
+		w, pe := p.WTE[r.tok*C:(r.tok+1)*C], p.WPE[r.pos*C:(r.pos+1)*C]
+		for c := range xi {
+			xi[c] = w[c] + pe[c]
+		}
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		lp := p.Layer(l)
+		kc, vc := d.k[l], d.v[l]
+		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
+		matmulForward(W, d.qkv, d.ln, lp.QKVW, lp.QKVB, R, C, 3*C, false)
+		for i, r := range rows {
+			at := (r.seq*ctx + r.pos) * C
+			copy(kc[at:at+C], d.qkv[i*3*C+C:i*3*C+2*C])
+			copy(vc[at:at+C], d.qkv[i*3*C+2*C:i*3*C+3*C])
+		}
+		parallelForW(W, R*NH, func(w, lo, hi int) {
+			sc := d.scores[w*ctx : (w+1)*ctx]
+			for task := lo; task < hi; task++ {
+				i, h := task/NH, task%NH
+				r := rows[i]
+				q := d.qkv[i*3*C+h*HS : i*3*C+(h+1)*HS]
+				base := r.seq*ctx*C + h*HS
+				s := sc[:r.pos+1]
+				for j := range s {
+					s[j] = gemm.Dot(q, kc[base+j*C:base+j*C+HS]) * scale
+				}
+				softmaxCausalRow(s, r.pos)
+				o := d.att[i*C+h*HS : i*C+(h+1)*HS]
+				clear(o)
+				for j, pj := range s {
+					gemm.Axpy(pj, vc[base+j*C:base+j*C+HS], o)
+				}
+			}
+		})
+		matmulForward(W, x, d.att, lp.AttProjW, lp.AttProjB, R, C, C, true)
+		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN2W, lp.LN2B, R, C)
+		matmulForward(W, d.h, d.ln, lp.FCW, lp.FCB, R, C, H, false)
+		geluForward(W, d.h, d.hTanh, d.h, R*H)
+		matmulForward(W, x, d.h, lp.FCProjW, lp.FCProjB, R, H, C, true)
+	}
+	// Final norm and logits only for the rows that sample.
+	K := len(heads)
+	for k, i := range heads {
+		copy(d.att[k*C:(k+1)*C], x[i*C:(i+1)*C])
+	}
+	layernormForward(W, d.ln, d.mean, d.rstd, d.att, p.LNFW, p.LNFB, K, C)
+	gemm.Sgemm(false, true, K, V, C, 1, d.ln, C, p.LMHead, C, 0, d.logits, V)
+	return d.logits[:K*V]
+}
+

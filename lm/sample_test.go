@@ -1,0 +1,214 @@
+package lm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// sampleModel is a small random model with weights large enough that its
+// next-token distributions are far from uniform.
+func sampleModel(t *testing.T, workers int) *Model {
+	t.Helper()
+	cfg := Config{VocabSize: 37, Context: 24, Dim: 16, Layers: 2, Heads: 2}
+	rng := rand.New(rand.NewPCG(11, 12))
+	m, err := New(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Params.Data {
+		m.Params.Data[i] += float32(rng.NormFloat64() * 0.2)
+	}
+	m.Workers = workers
+	return m
+}
+
+func TestKVCacheMatchesFullForward(t *testing.T) {
+	m := sampleModel(t, 2)
+	V := m.Config.VocabSize
+	seq := []int{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7}
+	full, err := m.Logits(seq, 1, len(seq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Prefill path: all rows of one sequence in a single step.
+	d := m.decoder(1, len(seq))
+	rows := make([]kvRow, len(seq))
+	heads := make([]int, len(seq))
+	for i, tok := range seq {
+		rows[i], heads[i] = kvRow{seq: 0, pos: i, tok: tok}, i
+	}
+	kv := d.step(m, rows, heads)
+	var maxDiff float64
+	for i := range full {
+		maxDiff = max(maxDiff, math.Abs(float64(full[i]-kv[i])))
+	}
+	// Decode path: one row per step.
+	d = m.decoder(1, 1)
+	for i, tok := range seq {
+		got := d.step(m, []kvRow{{seq: 0, pos: i, tok: tok}}, []int{0})
+		for j := 0; j < V; j++ {
+			maxDiff = max(maxDiff, math.Abs(float64(full[i*V+j]-got[j])))
+		}
+	}
+	t.Logf("max |Δlogit| KV cache vs full forward: %.2e", maxDiff)
+	if maxDiff > 1e-5 {
+		t.Errorf("max |Δlogit| = %.3e, want ≤ 1e-5", maxDiff)
+	}
+}
+
+func TestGreedySampleMatchesForward(t *testing.T) {
+	m := sampleModel(t, 2)
+	prompts := [][]int{{1, 2, 3}, {7}, {4, 4, 4, 4, 4, 4, 4, 4}}
+	sc := SampleConfig{Temperature: 0, TopP: 1, MaxNewTokens: 10}
+	rngs := []*rand.Rand{nil, nil, nil}
+	outs, err := m.Sample(prompts, sc, rngs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	V := m.Config.VocabSize
+	for s, c := range outs {
+		if len(c.Tokens) != 10 || c.Reason != StopMaxTokens {
+			t.Fatalf("seq %d: got %d tokens (%v), want 10 (max_tokens)", s, len(c.Tokens), c.Reason)
+		}
+		seq := append(append([]int(nil), prompts[s]...), c.Tokens...)
+		n := len(seq)
+		logits, err := m.Logits(seq, 1, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logp, err := m.Forward(seq, 1, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var maxDiff float64
+		for i, tok := range c.Tokens {
+			at := len(prompts[s]) - 1 + i
+			row := logits[at*V : (at+1)*V]
+			arg := 0
+			for j, v := range row {
+				if v > row[arg] {
+					arg = j
+				}
+			}
+			if tok != arg {
+				t.Errorf("seq %d token %d: sampled %d, full-forward argmax %d", s, i, tok, arg)
+			}
+			maxDiff = max(maxDiff, math.Abs(float64(logp[at]-c.LogProbs[i])))
+		}
+		if maxDiff > 1e-5 {
+			t.Errorf("seq %d: max |Δlogp| sample vs Forward %.3e, want ≤ 1e-5", s, maxDiff)
+		}
+	}
+}
+
+func TestSampleIndependentOfBatch(t *testing.T) {
+	m := sampleModel(t, 2)
+	sc := SampleConfig{Temperature: 1, TopP: 0.9, MaxNewTokens: 12}
+	target := []int{5, 6, 7}
+	alone, err := m.Sample([][]int{target}, sc, []*rand.Rand{rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := m.Sample([][]int{{1, 2}, target, {9, 9, 9, 9, 9}}, sc, []*rand.Rand{
+		rand.New(rand.NewPCG(2, 2)), rand.New(rand.NewPCG(1, 1)), rand.New(rand.NewPCG(3, 3)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := alone[0], batch[1]
+	if len(a.Tokens) != len(b.Tokens) {
+		t.Fatalf("alone %v, in batch %v", a.Tokens, b.Tokens)
+	}
+	for i := range a.Tokens {
+		if a.Tokens[i] != b.Tokens[i] || math.Abs(float64(a.LogProbs[i]-b.LogProbs[i])) > 1e-6 {
+			t.Fatalf("token %d: alone %d (%v), in batch %d (%v)", i, a.Tokens[i], a.LogProbs[i], b.Tokens[i], b.LogProbs[i])
+		}
+	}
+}
+
+func TestSampleStops(t *testing.T) {
+	m := sampleModel(t, 1)
+	ctx := m.Config.Context
+	long := make([]int, ctx-2)
+	full := make([]int, ctx)
+	greedy, err := m.Sample([][]int{{1, 2, 3}}, SampleConfig{TopP: 1, MaxNewTokens: 5}, []*rand.Rand{nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstTok := greedy[0].Tokens[0]
+	tests := []struct {
+		name    string
+		prompt  []int
+		sc      SampleConfig
+		wantLen int
+		want    StopReason
+	}{
+		{"max tokens", []int{1, 2, 3}, SampleConfig{TopP: 1, MaxNewTokens: 4}, 4, StopMaxTokens},
+		{"stop token", []int{1, 2, 3}, SampleConfig{TopP: 1, MaxNewTokens: 9, Stop: []int{firstTok}}, 1, StopToken},
+		{"context nearly full", long, SampleConfig{TopP: 1, MaxNewTokens: 9}, 3, StopContext},
+		{"context full", full, SampleConfig{TopP: 1, MaxNewTokens: 9}, 1, StopContext},
+		{"zero tokens", []int{1}, SampleConfig{TopP: 1, MaxNewTokens: 0}, 0, StopMaxTokens},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := m.Sample([][]int{tc.prompt}, tc.sc, []*rand.Rand{nil})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := out[0]; len(got.Tokens) != tc.wantLen || got.Reason != tc.want {
+				t.Errorf("got %d tokens (%v), want %d (%v)", len(got.Tokens), got.Reason, tc.wantLen, tc.want)
+			}
+		})
+	}
+	bad := []struct {
+		name    string
+		prompts [][]int
+		sc      SampleConfig
+	}{
+		{"empty prompt", [][]int{{}}, DefaultSampleConfig()},
+		{"too long", [][]int{make([]int, ctx+1)}, DefaultSampleConfig()},
+		{"bad token", [][]int{{99}}, DefaultSampleConfig()},
+		{"bad top-p", [][]int{{1}}, SampleConfig{Temperature: 1, TopP: 0, MaxNewTokens: 1}},
+	}
+	for _, tc := range bad {
+		if _, err := m.Sample(tc.prompts, tc.sc, []*rand.Rand{rand.New(rand.NewPCG(1, 1))}); err == nil {
+			t.Errorf("%s: got no error", tc.name)
+		}
+	}
+}
+
+func TestPickToken(t *testing.T) {
+	// p = (0.25, 0.75, ~0)
+	logits := []float32{0, float32(math.Log(3)), -30}
+	order := make([]int, 3)
+	tests := []struct {
+		name  string
+		sc    SampleConfig
+		want1 float64 // expected frequency of token 1
+	}{
+		{"temperature 1", SampleConfig{Temperature: 1, TopP: 1}, 0.75},
+		{"top-p keeps only the top token", SampleConfig{Temperature: 1, TopP: 0.5}, 1},
+		{"greedy", SampleConfig{Temperature: 0, TopP: 1}, 1},
+		{"temperature 0.5 sharpens", SampleConfig{Temperature: 0.5, TopP: 1}, 0.9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(4, 4))
+			const n = 20000
+			ones := 0
+			for i := 0; i < n; i++ {
+				tok, lp := pickToken(logits, tc.sc, rng, order)
+				if tok == 1 {
+					ones++
+					if math.Abs(float64(lp)-math.Log(0.75)) > 1e-4 {
+						t.Fatalf("logp of token 1 = %v, want log 0.75", lp)
+					}
+				}
+			}
+			if got := float64(ones) / n; math.Abs(got-tc.want1) > 0.015 {
+				t.Errorf("frequency of token 1 = %.3f, want %.3f", got, tc.want1)
+			}
+		})
+	}
+}

@@ -1,0 +1,47 @@
+package lm
+
+import "fmt"
+
+// TrainConfig is what one supervised step needs besides the batch.
+type TrainConfig struct {
+	LR       float64 // learning rate for this step (see LRSchedule)
+	ClipNorm float64 // global gradient-norm clip; ≤ 0 disables. Typical 1.
+}
+
+// StepStats reports one training step.
+type StepStats struct {
+	NLL      float64 // masked mean negative log-likelihood before the update
+	GradNorm float64 // global gradient norm before clipping
+}
+
+// SFTStep is one supervised step on tokens [B,T]: zero the gradients,
+// Forward, MaskedNLL, Backward, clip, AdamW update. mask is aligned with
+// logp (see MaskedNLL); nil trains on every position that has a next
+// token within lens.
+func SFTStep(m *Model, opt *AdamW, tc TrainConfig, tokens []int, B, T int, lens []int, mask []float32) (StepStats, error) {
+	logp, err := m.Forward(tokens, B, T, lens)
+	if err != nil {
+		return StepStats{}, fmt.Errorf("sft step: %w", err)
+	}
+	if mask == nil {
+		mask = make([]float32, B*T)
+		for i, y := range m.targets[:B*T] {
+			if y >= 0 {
+				mask[i] = 1
+			}
+		}
+	}
+	nll, dlogp, err := MaskedNLL(logp, mask)
+	if err != nil {
+		return StepStats{}, fmt.Errorf("sft step: %w", err)
+	}
+	m.ZeroGrad()
+	if err := m.Backward(dlogp); err != nil {
+		return StepStats{}, fmt.Errorf("sft step: %w", err)
+	}
+	norm := ClipGradNorm(m, tc.ClipNorm)
+	if err := opt.Update(m, tc.LR); err != nil {
+		return StepStats{}, fmt.Errorf("sft step: %w", err)
+	}
+	return StepStats{NLL: nll, GradNorm: norm}, nil
+}

@@ -1,0 +1,198 @@
+// Package runfolder lays out a run's folder and keeps it resumable:
+//
+//	runs/<name>/manifest.json    command, config, seeds, version
+//	runs/<name>/metrics.jsonl    one JSON object per logged step
+//	runs/<name>/stages/<stage>   a marker per finished stage
+//	runs/<name>/...              episodes, checkpoints, report, plots
+//
+// Every file but metrics.jsonl is written atomically. metrics.jsonl is
+// appended line by line and synced, so an interrupted run loses at most the
+// line being written, which a resumed run skips over.
+package runfolder
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/calibrl/calibrl/atomicfile"
+)
+
+// Folder is one run's folder.
+type Folder struct {
+	Dir string
+
+	mu      sync.Mutex
+	metrics *os.File
+}
+
+// Open creates dir if needed and returns its folder.
+func Open(dir string) (*Folder, error) {
+	if dir == "" {
+		return nil, errors.New("run folder: no path")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "stages"), 0o755); err != nil {
+		return nil, fmt.Errorf("run folder: %w", err)
+	}
+	return &Folder{Dir: dir}, nil
+}
+
+// Path joins elem under the folder.
+func (f *Folder) Path(elem ...string) string {
+	return filepath.Join(append([]string{f.Dir}, elem...)...)
+}
+
+// Manifest records what produced a run.
+type Manifest struct {
+	Command []string  `json:"command"`
+	Config  any       `json:"config"`
+	Seed    uint64    `json:"seed"`
+	Version string    `json:"version"`
+	Started time.Time `json:"started"`
+}
+
+// Version is the module version and VCS revision baked into the binary, or
+// "devel".
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			v += "+" + s.Value
+		}
+	}
+	return v
+}
+
+// WriteManifest writes manifest.json.
+func (f *Folder) WriteManifest(m Manifest) error {
+	if m.Version == "" {
+		m.Version = Version()
+	}
+	return f.WriteJSON("manifest.json", m)
+}
+
+// WriteJSON writes v, indented, to a file under the folder atomically.
+func (f *Folder) WriteJSON(name string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return atomicfile.WriteBytes(f.Path(name), append(data, '\n'))
+}
+
+// ReadJSON reads a file under the folder into v.
+func (f *Folder) ReadJSON(name string, v any) error {
+	data, err := os.ReadFile(f.Path(name))
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", f.Path(name), err)
+	}
+	return nil
+}
+
+// Done reports whether stage has finished in an earlier run.
+func (f *Folder) Done(stage string) bool {
+	_, err := os.Stat(f.Path("stages", stage))
+	return err == nil
+}
+
+// MarkDone records that stage finished.
+func (f *Folder) MarkDone(stage string) error {
+	return atomicfile.WriteBytes(f.Path("stages", stage), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"))
+}
+
+// Log appends one metrics record to metrics.jsonl. Records are flat maps
+// with namespaced keys ("loss/policy", "rollout/reward_mean").
+func (f *Folder) Log(record map[string]any) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.metrics == nil {
+		if err := dropTornTail(f.Path("metrics.jsonl")); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		file, err := os.OpenFile(f.Path("metrics.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		f.metrics = file
+	}
+	line, err := json.Marshal(record)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	if _, err := f.metrics.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return f.metrics.Sync()
+}
+
+// Close closes the metrics file.
+func (f *Folder) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.metrics == nil {
+		return nil
+	}
+	err := f.metrics.Close()
+	f.metrics = nil
+	return err
+}
+
+// ReadMetrics returns the records of metrics.jsonl, skipping a torn last
+// line left by an interruption.
+func (f *Folder) ReadMetrics() ([]map[string]any, error) {
+	data, err := os.ReadFile(f.Path("metrics.jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]any
+	start := 0
+	for i := 0; i <= len(data); i++ {
+		if i < len(data) && data[i] != '\n' {
+			continue
+		}
+		line := data[start:i]
+		start = i + 1
+		if len(line) == 0 {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal(line, &rec); err != nil {
+			if i >= len(data)-1 {
+				break // torn last line
+			}
+			return nil, fmt.Errorf("%s: %w", f.Path("metrics.jsonl"), err)
+		}
+		out = append(out, rec)
+	}
+	return out, nil
+}
+
+// dropTornTail cuts a partial last line (no final newline) that an
+// interrupted run left, so appended records start on a line of their own.
+func dropTornTail(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) || len(data) == 0 || data[len(data)-1] == '\n' {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	keep := bytes.LastIndexByte(data, '\n') + 1
+	return os.Truncate(path, int64(keep))
+}

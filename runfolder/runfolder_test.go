@@ -1,0 +1,55 @@
+package runfolder
+
+import (
+	"os"
+	"testing"
+)
+
+func TestFolderStagesManifestMetrics(t *testing.T) {
+	f, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Done("collect") {
+		t.Fatal("fresh folder: collect already done")
+	}
+	if err := f.MarkDone("collect"); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Done("collect") {
+		t.Fatal("collect not done after MarkDone")
+	}
+	if err := f.WriteManifest(Manifest{Command: []string{"reproduce"}, Seed: 3, Config: map[string]int{"g": 8}}); err != nil {
+		t.Fatal(err)
+	}
+	var m Manifest
+	if err := f.ReadJSON("manifest.json", &m); err != nil || m.Seed != 3 || m.Version == "" {
+		t.Fatalf("manifest round trip: %+v, %v", m, err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := f.Log(map[string]any{"step": i, "loss/policy": 0.5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	// A torn last line, as an interruption mid-write leaves.
+	file, _ := os.OpenFile(f.Path("metrics.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	file.WriteString(`{"step": 3, "loss/pol`)
+	file.Close()
+	recs, err := f.ReadMetrics()
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("got %d records (%v), want 3", len(recs), err)
+	}
+	if recs[2]["step"].(float64) != 2 {
+		t.Fatalf("last record %v", recs[2])
+	}
+	// A resumed run appends after cutting the torn line.
+	if err := f.Log(map[string]any{"step": 3}); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	recs, err = f.ReadMetrics()
+	if err != nil || len(recs) != 4 || recs[3]["step"].(float64) != 3 {
+		t.Fatalf("after resume: %d records, %v", len(recs), err)
+	}
+}

@@ -1,0 +1,203 @@
+// Package mathchat is the MATH-Chat task: a user holds a math word problem,
+// some numbers the answer needs are hidden from the opening and must be
+// asked for, and the agent is rewarded 1 when its final answer equals the
+// exact truth.
+//
+// Problems come from a procedural generator (families: arithmetic chains,
+// rates, percentages, ratios, linear equations, shopping, ages,
+// remainders) written in a small templated language, or from GSM8K-format
+// JSONL. The package also holds the task's scripted users, the human proxy
+// ("human") and the prompted-style simulator ("naive"), and its scripted
+// reference agents, which read the problem with the same grammar the
+// generator writes it in.
+package mathchat
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/calibrl/calibrl/dialog"
+)
+
+// Name is the task's registry name.
+const Name = "mathchat"
+
+// Config holds the task's knobs.
+type Config struct {
+	// Families lists the generator families to draw from; empty means all
+	// of FamilyNames().
+	Families []string
+	// Steps is roughly how many operations a problem takes (default 3, in
+	// 1..6): the chain length in chains and ages, the item kinds in
+	// shopping (Steps-1), extra steps in rates, percent and remainder.
+	Steps int
+	// MaxNumber bounds the base numbers a problem draws (default 20, in
+	// 5..10000); prices, speeds and totals are small multiples of it.
+	MaxNumber int
+	// MaxAnswer bounds the answer and every intermediate result (default
+	// 999), which keeps numbers to about three digits.
+	MaxAnswer int
+	// Distractors is the number of true but useless sentences per
+	// problem (default 1, in 0..5).
+	Distractors int
+	// MinHidden and MaxHidden bound the number of hidden facts per
+	// problem (default 1 and 3; 1 ≤ MinHidden ≤ MaxHidden ≤ 3). A problem
+	// with fewer needed numbers than drawn hides all of them.
+	MinHidden, MaxHidden int
+	// Fractions allows non-integer answers and steps (default false).
+	Fractions bool
+	// Seed offsets every instance seed (default 0), giving a different
+	// but equally deterministic pair of splits.
+	Seed uint64
+	// GSM8K, when set, is a folder holding train.jsonl and test.jsonl in
+	// GSM8K format; instances then come from those files instead of the
+	// generator (default "": the generator).
+	GSM8K string
+	// Naive configures the "naive" user.
+	Naive NaiveConfig
+	// SlipRate is the chance that the sloppy agent's first answer carries
+	// an arithmetic slip (default 0.5).
+	SlipRate float64
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{Steps: 3, MaxNumber: 20, MaxAnswer: 999, Distractors: 1, MinHidden: 1, MaxHidden: 3,
+		Naive: DefaultNaiveConfig(), SlipRate: 0.5}
+}
+
+// Validate reports the first bad knob.
+func (c *Config) Validate() error {
+	for _, f := range c.Families {
+		if !slices.Contains(FamilyNames(), f) {
+			return fmt.Errorf("mathchat: unknown family %q (known: %v)", f, FamilyNames())
+		}
+	}
+	switch {
+	case c.Steps < 1 || c.Steps > 6:
+		return fmt.Errorf("mathchat: steps %d not in 1..6", c.Steps)
+	case c.MaxNumber < 5 || c.MaxNumber > 10000:
+		return fmt.Errorf("mathchat: max number %d not in 5..10000", c.MaxNumber)
+	case c.MaxAnswer < 10*c.MaxNumber:
+		return fmt.Errorf("mathchat: max answer %d below 10 × max number %d", c.MaxAnswer, c.MaxNumber)
+	case c.Distractors < 0 || c.Distractors > len(distractors):
+		return fmt.Errorf("mathchat: distractors %d not in 0..%d", c.Distractors, len(distractors))
+	case c.MinHidden < 1 || c.MaxHidden < c.MinHidden || c.MaxHidden > 3:
+		return fmt.Errorf("mathchat: hidden facts %d..%d not within 1..3", c.MinHidden, c.MaxHidden)
+	case c.SlipRate < 0 || c.SlipRate > 1:
+		return fmt.Errorf("mathchat: slip rate %g not in [0,1]", c.SlipRate)
+	}
+	return c.Naive.Validate()
+}
+
+func (c *Config) families() []string {
+	if len(c.Families) == 0 {
+		return FamilyNames()
+	}
+	return c.Families
+}
+
+// Task is the mathchat task. Build it with New.
+type Task struct {
+	cfg  Config
+	lang *language
+	gsm  *gsm8kSet // nil unless Config.GSM8K is set
+}
+
+// New builds the task, compiling the problem grammar and loading GSM8K
+// files when configured.
+func New(cfg Config) (*Task, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l, err := grammar()
+	if err != nil {
+		return nil, err
+	}
+	t := &Task{cfg: cfg, lang: l}
+	if cfg.GSM8K != "" {
+		if t.gsm, err = loadGSM8KDir(cfg.GSM8K); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Name returns "mathchat".
+func (t *Task) Name() string { return Name }
+
+// agentInstructions is every agent's system prompt.
+const agentInstructions = "Help the user solve a math word problem. Some numbers may be missing: ask the user for each one. " +
+	"Show your working and end with \"The answer is N.\""
+
+// splitStream separates the two splits' random streams; the split is
+// also fixed by a hash bit of the problem text, so they never share one.
+var splitStream = map[string]uint64{"train": 0x7261696e, "test": 0x74657374}
+
+// Instance returns instance index of split. Generated instances are drawn
+// from a generator seeded by (Config.Seed, split, index); a draw whose
+// text hashes to the other split is redrawn.
+func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
+	stream, ok := splitStream[split]
+	if !ok {
+		return nil, nil, fmt.Errorf("mathchat: unknown split %q (want train or test)", split)
+	}
+	if index < 0 {
+		return nil, nil, fmt.Errorf("mathchat: negative instance index %d", index)
+	}
+	view := &dialog.View{Task: Name, Instructions: agentInstructions}
+	id := fmt.Sprintf("%s/%s/%d", Name, split, index)
+	if t.gsm != nil {
+		o, err := t.gsm.instance(split, index, id)
+		return o, view, err
+	}
+	for attempt := uint64(0); attempt < 64; attempt++ {
+		rng := rand.New(rand.NewPCG(t.cfg.Seed^uint64(index)*0x9e3779b97f4a7c15, stream<<8|attempt))
+		x, err := generate(t.lang, &t.cfg, rng)
+		if err != nil {
+			return nil, nil, fmt.Errorf("instance %s: %w", id, err)
+		}
+		if splitOf(x.instruction()) != split {
+			continue
+		}
+		return x.oracle(id, split, rng), view, nil
+	}
+	return nil, nil, fmt.Errorf("instance %s: no draw landed in split %s", id, split)
+}
+
+// Score gives reward 1 when the agent's final answer (FinalAnswer's rule)
+// equals the oracle's truth exactly, else 0. Outcome is the answer as the
+// agent wrote it, or "" when it stated none.
+func (t *Task) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
+	a, ok := FinalAnswer(msgs)
+	if !ok {
+		return dialog.Score{}
+	}
+	truth, ok := ParseTruth(o.Truth)
+	s := dialog.Score{Outcome: a.Text}
+	if ok && Equal(truth, a) {
+		s.Reward, s.Success = 1, true
+	}
+	return s
+}
+
+// User returns "human" (the human proxy) or "naive" (the prompted-style
+// simulator with Config.Naive's artifact rates).
+func (t *Task) User(kind string) (dialog.User, error) {
+	switch kind {
+	case "human":
+		return Human{}, nil
+	case "naive":
+		return NewNaive(t.cfg.Naive)
+	}
+	return nil, fmt.Errorf("mathchat: unknown user %q (known: human, naive)", kind)
+}
+
+// Profiles lists the scripted agent profiles.
+func (t *Task) Profiles() []string { return profileNames() }
+
+// Agent returns a scripted agent by profile.
+func (t *Task) Agent(profile string) (dialog.Agent, error) {
+	return NewScripted(profile, t.cfg.SlipRate)
+}

@@ -1,0 +1,5 @@
+package task
+
+func registry() map[string]constructor {
+	return map[string]constructor{}
+}

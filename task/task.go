@@ -1,0 +1,69 @@
+// Package task names the task families calibrl knows and builds them by
+// name for the command line. A task generates instances (an oracle context
+// for the user, a view for the agent), judges finished conversations, and
+// supplies its own scripted users (the human proxy and the naive simulator)
+// and scripted reference agents.
+package task
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/calibrl/calibrl/dialog"
+)
+
+// Task is one family of episodes.
+type Task interface {
+	// Name is the task's registry name ("mathchat").
+	Name() string
+	// Instance returns instance index of split ("train" or "test"). The
+	// same split and index always give the same instance; the two splits
+	// never share an instance.
+	Instance(split string, index int) (*dialog.Oracle, *dialog.View, error)
+	// Score judges a finished conversation against the oracle.
+	Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score
+	// User returns one of the task's scripted users: "human" (the held-out
+	// proxy of a real person) or "naive" (a prompted-style simulator).
+	User(kind string) (dialog.User, error)
+	// Agent returns a scripted reference agent by profile name.
+	Agent(profile string) (dialog.Agent, error)
+	// Profiles lists the scripted agent profiles.
+	Profiles() []string
+}
+
+// Splits are the instance splits every task provides.
+var Splits = []string{"train", "test"}
+
+// CheckSplit reports an unknown split name.
+func CheckSplit(split string) error {
+	for _, s := range Splits {
+		if s == split {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown split %q (want %s)", split, strings.Join(Splits, " or "))
+}
+
+// constructors maps task names to their default builders. Tasks add
+// themselves in registry.go.
+type constructor func() (Task, error)
+
+// Lookup builds the named task with its default configuration.
+func Lookup(name string) (Task, error) {
+	c, ok := registry()[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown task %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return c()
+}
+
+// Names lists the known tasks, sorted.
+func Names() []string {
+	var names []string
+	for n := range registry() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,113 @@
+package train
+
+import "math"
+
+// GroupAdvantages returns GRPO's group-relative advantages: rewards come in
+// consecutive groups of size group (the G conversations of one instance),
+// and each becomes (r − mean)/(std + eps) within its group, std being the
+// population standard deviation. A group whose rewards are all equal carries
+// no signal and gets zero advantages. Shao et al. 2024, DeepSeekMath, §4.1.
+func GroupAdvantages(rewards []float64, group int, eps float64) []float64 {
+	adv := make([]float64, len(rewards))
+	if group <= 0 {
+		return adv
+	}
+	for start := 0; start < len(rewards); start += group {
+		end := min(start+group, len(rewards))
+		g := rewards[start:end]
+		mean := 0.0
+		for _, r := range g {
+			mean += r
+		}
+		mean /= float64(len(g))
+		variance := 0.0
+		for _, r := range g {
+			variance += (r - mean) * (r - mean)
+		}
+		std := math.Sqrt(variance / float64(len(g)))
+		if std == 0 {
+			continue
+		}
+		for i, r := range g {
+			adv[start+i] = (r - mean) / (std + eps)
+		}
+	}
+	return adv
+}
+
+// KLk3 is Schulman's k3 estimator of KL(π‖π_ref) from one sample of π:
+// exp(ref−logp) − (ref−logp) − 1. It is unbiased, never negative, and zero
+// when the two log-probs agree.
+func KLk3(logp, refLogp float64) float64 {
+	d := refLogp - logp
+	return math.Exp(d) - d - 1
+}
+
+// PolicyLossStats describes one evaluation of the clipped objective.
+type PolicyLossStats struct {
+	Loss     float64 // the mean per-token loss
+	KL       float64 // mean k3 KL to the reference over counted tokens
+	ClipFrac float64 // fraction of counted tokens whose ratio was clipped
+	Ratio    float64 // mean importance ratio
+	Tokens   int     // tokens counted (mask > 0)
+}
+
+// PolicyLoss is GRPO's per-token objective, averaged over every token with
+// mask > 0 (so long and short conversations weigh by their tokens):
+//
+//	ratio = exp(logp − oldLogp)
+//	loss  = −min(ratio·A, clip(ratio, 1−clipEps, 1+clipEps)·A) + beta·k3(logp, refLogp)
+//
+// All slices are per token, adv holds each token's advantage (the
+// conversation's, shared by all its agent tokens). It returns the loss
+// statistics and dlogp, the gradient of the mean loss with respect to logp,
+// ready for Model.Backward. Tokens with mask 0 (user tokens, padding) get
+// zero gradient. refLogp may be nil when beta is 0.
+func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float64) (PolicyLossStats, []float32) {
+	dlogp := make([]float32, len(logp))
+	var st PolicyLossStats
+	for i := range logp {
+		if mask[i] > 0 {
+			st.Tokens++
+		}
+	}
+	if st.Tokens == 0 {
+		return st, dlogp
+	}
+	n := float64(st.Tokens)
+	clipped := 0
+	for i := range logp {
+		if mask[i] <= 0 {
+			continue
+		}
+		lp, a := float64(logp[i]), float64(adv[i])
+		ratio := math.Exp(lp - float64(oldLogp[i]))
+		clippedRatio := min(max(ratio, 1-clipEps), 1+clipEps)
+		unclippedObj, clippedObj := ratio*a, clippedRatio*a
+		obj := min(unclippedObj, clippedObj)
+		grad := 0.0
+		// The gradient flows through the unclipped term only when it is the
+		// smaller one; otherwise the clipped constant wins and the token is
+		// held still.
+		if unclippedObj <= clippedObj {
+			grad = -a * ratio
+		} else {
+			clipped++
+		}
+		loss := -obj
+		if beta != 0 {
+			ref := float64(refLogp[i])
+			loss += beta * KLk3(lp, ref)
+			st.KL += KLk3(lp, ref)
+			grad += beta * (1 - math.Exp(ref-lp))
+		}
+		st.Loss += loss
+		st.Ratio += ratio
+		dlogp[i] = float32(grad / n)
+	}
+	st.Loss /= n
+	st.KL /= n
+	st.Ratio /= n
+	st.ClipFrac = float64(clipped) / n
+	return st, dlogp
+}
