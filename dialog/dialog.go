@@ -210,3 +210,9 @@ type BatchUser interface {
 	User
 	ReplyBatch(ctx context.Context, sessions []UserSession, histories [][]Message) (replies []string, ends []bool, err error)
 }
+
+// BatchOpener is implemented by model-backed users that write many
+// conversations' openings faster together.
+type BatchOpener interface {
+	OpenBatch(ctx context.Context, sessions []UserSession) ([]string, error)
+}

@@ -53,6 +53,6 @@
 // static, naive-interactive and calibrated-interactive arms evaluated against
 // the human proxy at each H): it fills a [Series] per arm from evaluations
 // instead of from [Model.Exact] and hands them to [FitLogLog], [GapPlot] and
-// [WriteFigure]. That study needs the trainers of the reproduce pipeline and is
+// [figure.Write]. That study needs the trainers of the reproduce pipeline and is
 // not built yet.
 package horizon

@@ -3,7 +3,6 @@ package horizon
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
@@ -11,11 +10,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
-
-	"github.com/calibrl/calibrl/atomicfile"
 )
 
 // Series is one regime's (or one trained arm's) gap to the oracle at each
@@ -125,47 +119,6 @@ func (r *SyntheticResult) positionPlot() (*plot.Plot, error) {
 	}
 	p.Add(plotter.NewGrid())
 	return p, nil
-}
-
-// Panel size of WriteFigure's figures.
-const (
-	panelW = 6 * vg.Inch
-	panelH = 4.5 * vg.Inch
-)
-
-// WriteFigure lays the plots out side by side and writes base+".png" and
-// base+".svg", each atomically.
-func WriteFigure(base string, plots ...*plot.Plot) error {
-	if len(plots) == 0 {
-		return errors.New("horizon: figure: no plots")
-	}
-	w, h := panelW*vg.Length(len(plots)), panelH
-	row := [][]*plot.Plot{plots}
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Inch / 4, PadTop: vg.Inch / 8,
-		PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	render := func(c vg.CanvasSizer) {
-		dc := draw.New(c)
-		for i, cv := range plot.Align(row, tiles, dc)[0] {
-			plots[i].Draw(cv)
-		}
-	}
-	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120))
-	render(img)
-	if err := atomicfile.Write(base+".png", func(out io.Writer) error {
-		_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(out)
-		return err
-	}); err != nil {
-		return fmt.Errorf("horizon: figure: %w", err)
-	}
-	svg := vgsvg.New(w, h)
-	render(svg)
-	if err := atomicfile.Write(base+".svg", func(out io.Writer) error {
-		_, err := svg.WriteTo(out)
-		return err
-	}); err != nil {
-		return fmt.Errorf("horizon: figure: %w", err)
-	}
-	return nil
 }
 
 // logTicks labels 1, 2 and 5 times each power of ten inside the range and

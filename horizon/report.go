@@ -3,6 +3,7 @@ package horizon
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/calibrl/calibrl/figure"
 	"io"
 	"os"
 	"path/filepath"
@@ -197,7 +198,7 @@ func (r *SyntheticResult) WriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteFigure(filepath.Join(dir, PlotName), gapPlot, posPlot); err != nil {
+	if err := figure.Write(filepath.Join(dir, PlotName), gapPlot, posPlot); err != nil {
 		return err
 	}
 	if err := atomicfile.Write(filepath.Join(dir, "result.json"), r.WriteJSON); err != nil {

@@ -48,20 +48,7 @@ func attentionForward(workers int, out, att, qkv []float32, B, T, C, NH int) {
 // zeroes p[t+1..].
 func softmaxCausalRow(p []float32, t int) {
 	row := p[:t+1]
-	mx := row[0]
-	for _, v := range row[1:] {
-		mx = max(mx, v)
-	}
-	var sum float32
-	for j, v := range row {
-		e := expf(v - mx)
-		row[j] = e
-		sum += e
-	}
-	inv := 1 / sum
-	for j := range row {
-		row[j] *= inv
-	}
+	scalef(row, 1/expShiftSum(row, maxf(row)))
 	clear(p[t+1:])
 }
 
@@ -87,14 +74,7 @@ func attentionBackward(workers int, dqkv, dout, att, qkv []float32, B, T, C, NH 
 				gemm.Sgemm(false, true, r1-r0, r1, HS, 1, do[r0*C:], C, v, C3, 0, dP[r0*T:], T)
 				// dS = scale · P⊙(dP − Σ_j P·dP), in place
 				for t := r0; t < r1; t++ {
-					p, d := P[t*T:t*T+t+1], dP[t*T:t*T+t+1]
-					var s float32
-					for j, pj := range p {
-						s += pj * d[j]
-					}
-					for j, pj := range p {
-						d[j] = scale * pj * (d[j] - s)
-					}
+					softmaxBackRow(dP[t*T:t*T+t+1], P[t*T:t*T+t+1], scale)
 					clear(dP[t*T+t+1 : (t+1)*T])
 				}
 				// dq[r0:r1] += dS[r0:r1, 0:r1]·k[0:r1]

@@ -3,6 +3,8 @@ package lm
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/calibrl/calibrl/gemm"
 )
 
 // Benchmarks for issue 3's figures. Run with
@@ -80,3 +82,19 @@ func BenchmarkForwardA(b *testing.B) { benchForward(b, "A") }
 func BenchmarkForwardB(b *testing.B) { benchForward(b, "B") }
 func BenchmarkSampleA(b *testing.B)  { benchSample(b, "A") }
 func BenchmarkSampleB(b *testing.B)  { benchSample(b, "B") }
+
+// BenchmarkTrainA1Core is TrainA on one goroutine (model and gemm): the
+// per-core cost of a step, which stays readable when other processes
+// share the machine.
+func BenchmarkTrainA1Core(b *testing.B) {
+	prev := gemm.SetWorkers(1)
+	defer gemm.SetWorkers(prev)
+	m, opt, tokens := benchModel(b, "A")
+	m.Workers = 1
+	for b.Loop() {
+		if _, err := SFTStep(m, opt, TrainConfig{LR: 1e-4, ClipNorm: 1}, tokens, 16, 256, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*16*256)/b.Elapsed().Seconds(), "tokens/s")
+}

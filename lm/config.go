@@ -28,7 +28,7 @@ type Config struct {
 }
 
 // DefaultConfig is benchmark config A: vocab 512, context 256, d 128,
-// 4 layers, 4 heads, tied output (about 0.85M parameters).
+// 4 layers, 4 heads, tied output (891,648 parameters).
 func DefaultConfig() Config {
 	return Config{VocabSize: 512, Context: 256, Dim: 128, Layers: 4, Heads: 4}
 }

@@ -30,8 +30,28 @@
 // The central API is Model.Forward, which returns per-token log-probs of
 // the given next tokens, logp[b,t] = log p(x[b,t+1] | x[b,≤t]), and
 // Model.Backward, which takes any upstream gradient dlogp[b,t] and
-// accumulates parameter gradients. Supervised fine-tuning is
-// Model.MaskedNLL; policy-gradient losses are built on top by the trainer.
+// accumulates parameter gradients. Supervised fine-tuning is MaskedNLL
+// (or SFTStep); policy-gradient losses are built on top by the trainer.
+//
+// The API, by use:
+//
+//	build        DefaultConfig, Config.Validate, New, Model.Clone
+//	score/train  Model.Forward, Model.Backward, Model.ZeroGrad, MaskedNLL,
+//	             Model.Logits
+//	optimise     NewAdamW, AdamW.Update, ClipGradNorm, LRSchedule, SFTStep
+//	generate     Model.Sample (SampleConfig, Completion)
+//	persist      SaveCheckpoint, LoadCheckpoint, Config.Mismatch
+//	measure      Bench, BenchGemm, BenchModels
+//
+// Correctness is pinned three ways: every layer's backward against central
+// finite differences (grad_test.go), the whole model against an
+// independent float64 PyTorch GPT-2 (golden_test.go, testdata/golden.py),
+// and the KV-cache sampler against full recomputation (sample_test.go).
+//
+// The elementwise kernels (softmax exponentials, GELU, decode attention)
+// have AVX2+FMA versions in vec_amd64.s beside pure-Go twins, selected at
+// start-up with golang.org/x/sys/cpu; tests compare the two, and the
+// build tag purego (go test -tags purego) runs everything on the twins.
 //
 // Work inside a step is spread over Model.Workers goroutines. Every split
 // is over independent rows, heads or fixed chunks, so results are bitwise

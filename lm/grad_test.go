@@ -85,7 +85,7 @@ func TestMatmulGrad(t *testing.T) {
 	r := randVec(rng, N*OC, 1)
 	out := make([]float32, N*OC)
 	loss := func() float64 {
-		matmulForward(2, out, x, w, b, N, IC, OC, false)
+		matmulForward(2, out, x, w, b, nil, N, IC, OC)
 		return dot64(out, r)
 	}
 	loss()

@@ -39,7 +39,7 @@ const lnEps = 1e-5
 // layernormForward: out[N,C] = (x−mean)·rstd·w + b per row; saves mean[N]
 // and rstd[N] for backward.
 func layernormForward(workers int, out, mean, rstd, x, w, b []float32, N, C int) {
-	parallelFor(workers, N, func(lo, hi int) {
+	parallelFor(workersFor(workers, N*C), N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xi := x[i*C : (i+1)*C]
 			var m float32
@@ -70,7 +70,7 @@ func layernormBackward(workers int, dx, dw, db, dout, x, w, mean, rstd []float32
 		chunks = 1
 	}
 	pw, pb := scratch[:chunks*C], scratch[chunks*C:2*chunks*C]
-	parallelFor(workers, chunks, func(lo, hi int) {
+	parallelFor(workersFor(workers, N*C), chunks, func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			cw, cb := pw[ch*C:(ch+1)*C], pb[ch*C:(ch+1)*C]
 			clear(cw)
@@ -106,24 +106,30 @@ func layernormBackward(workers int, dx, dw, db, dout, x, w, mean, rstd []float32
 	}
 }
 
-// matmulForward: out[N,OC] = x[N,IC]·w[IC,OC] + b[OC]; with accumulate,
-// out += instead of =. b may be nil.
-func matmulForward(workers int, out, x, w, b []float32, N, IC, OC int, accumulate bool) {
-	beta := float32(0)
-	if accumulate {
-		beta = 1
-	}
-	gemm.Sgemm(false, false, N, OC, IC, 1, x, IC, w, OC, beta, out, OC)
-	if b != nil {
-		parallelFor(workers, N, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				o := out[i*OC : (i+1)*OC]
+// matmulForward: out[N,OC] = resid + x[N,IC]·w[IC,OC] + b[OC]. resid
+// [N,OC] may be nil (no residual) or alias out; b may be nil. The bias and
+// residual are written first and the product accumulated onto them, so
+// out is swept once before the multiply instead of being cleared.
+func matmulForward(workers int, out, x, w, b, resid []float32, N, IC, OC int) {
+	parallelFor(workersFor(workers, N*OC), N, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := out[i*OC : (i+1)*OC]
+			switch {
+			case resid != nil && b != nil:
+				r := resid[i*OC : (i+1)*OC]
 				for j, v := range b {
-					o[j] += v
+					o[j] = r[j] + v
 				}
+			case resid != nil:
+				copy(o, resid[i*OC:(i+1)*OC])
+			case b != nil:
+				copy(o, b)
+			default:
+				clear(o)
 			}
-		})
-	}
+		}
+	})
+	gemm.Sgemm(false, false, N, OC, IC, 1, x, IC, w, OC, 1, out, OC)
 }
 
 // matmulBackward: dx[N,IC] = dout·wᵀ (overwritten, or added when
@@ -150,30 +156,16 @@ const (
 
 // geluForward: out[N] = gelu(x); saves th[N] = the tanh term for backward.
 func geluForward(workers int, out, th, x []float32, N int) {
-	parallelFor(workers, (N+1023)/1024, func(lo, hi int) {
-		for i := lo * 1024; i < hi*1024 && i < N; i++ {
-			v := x[i]
-			t := tanhf(geluS * (v + geluK*v*v*v))
-			th[i] = t
-			out[i] = 0.5 * v * (1 + t)
-		}
+	parallelFor(workersFor(workers, N), (N+1023)/1024, func(lo, hi int) {
+		a, b := lo*1024, min(hi*1024, N)
+		geluSpan(out[a:b], th[a:b], x[a:b])
 	})
 }
 
 // geluBackward: dx[N] = dout·gelu'(x) (overwritten; dx may alias dout).
 func geluBackward(workers int, dx, dout, x, th []float32, N int) {
-	parallelFor(workers, (N+1023)/1024, func(lo, hi int) {
-		for i := lo * 1024; i < hi*1024 && i < N; i++ {
-			v, t := x[i], th[i]
-			d := 0.5*(1+t) + 0.5*v*(1-t*t)*geluS*(1+3*geluK*v*v)
-			dx[i] = dout[i] * d
-		}
+	parallelFor(workersFor(workers, N), (N+1023)/1024, func(lo, hi int) {
+		a, b := lo*1024, min(hi*1024, N)
+		geluBackSpan(dx[a:b], dout[a:b], x[a:b], th[a:b])
 	})
-}
-
-// residualForward: out[N] = a + b.
-func residualForward(out, a, b []float32) {
-	for i := range out {
-		out[i] = a[i] + b[i]
-	}
 }

@@ -1,6 +1,10 @@
 package lm
 
-import "math"
+import (
+	"math"
+
+	"github.com/calibrl/calibrl/gemm"
+)
 
 // expf is a float32 e^x accurate to about 2 ulp, several times faster than
 // math.Exp: softmax calls it millions of times per training step. Range
@@ -10,11 +14,8 @@ func expf(x float32) float32 {
 	if x < -87.33654 {
 		return 0
 	}
-	if x > 88.0 {
-		if x > 88.72283 {
-			return float32(math.Inf(1))
-		}
-		return 2 * expf(x-0.6931471805599453)
+	if x > 88.72283 {
+		return float32(math.Inf(1))
 	}
 	// k = round(x/ln2), via the 1.5·2²³ trick (valid for |x/ln2| < 2²²).
 	const shifter = 12582912
@@ -27,7 +28,11 @@ func expf(x float32) float32 {
 	p = p*r + 1.6666665459e-1
 	p = p*r + 5.0000001201e-1
 	p = p*r*r + r + 1
-	return p * math.Float32frombits(uint32(int32(kf)+127)<<23)
+	k := int32(kf)
+	if k > 127 { // e^x near the float32 maximum: scale in two steps
+		return 2 * p * math.Float32frombits(uint32(k+126)<<23)
+	}
+	return p * math.Float32frombits(uint32(k+127)<<23)
 }
 
 // tanhf is a float32 tanh, a 13/6 rational minimax fit on [−7.9, 7.9]
@@ -56,3 +61,132 @@ func tanhf(x float32) float32 {
 func logf(x float32) float32 { return float32(math.Log(float64(x))) }
 
 func sqrtf(x float32) float32 { return float32(math.Sqrt(float64(x))) }
+
+// expShiftSum sets x[i] = e^(x[i]−shift) and returns Σ x[i]: the inner
+// step of every softmax. Vectorised where the CPU allows.
+func expShiftSum(x []float32, shift float32) float32 {
+	var sum float32
+	i := 0
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		sum = expShiftAVX2(x[:i], shift)
+	}
+	for ; i < len(x); i++ {
+		e := expf(x[i] - shift)
+		x[i] = e
+		sum += e
+	}
+	return sum
+}
+
+// geluSpan is geluForward's body for one span: out = gelu(x), th = tanh
+// term. out may alias x.
+func geluSpan(out, th, x []float32) {
+	i := 0
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		geluAVX2(out[:i], th[:i], x[:i])
+	}
+	for ; i < len(x); i++ {
+		v := x[i]
+		t := tanhf(geluS * (v + geluK*v*v*v))
+		th[i] = t
+		out[i] = 0.5 * v * (1 + t)
+	}
+}
+
+// attendRow is one query's attention over n cached positions for one head:
+// s[j] = scale·q·k_j, softmax, o = Σ_j s[j]·v_j. k and v are the head's
+// column slice of a [n,stride] cache. o and s are overwritten.
+func attendRow(o, s, q, k, v []float32, n, stride int, scale float32) {
+	s = s[:n]
+	HS := len(q)
+	if len(k) < (n-1)*stride+HS || len(v) < (n-1)*stride+HS {
+		panic("lm: attendRow cache slice too short")
+	}
+	vec := useAVX2 && HS%8 == 0
+	if vec {
+		scoresAVX2(s, q, k, stride, scale)
+	} else {
+		for j := range s {
+			kj := k[j*stride : j*stride+HS]
+			var d float32
+			for i, qi := range q {
+				d += qi * kj[i]
+			}
+			s[j] = d * scale
+		}
+	}
+	softmaxCausalRow(s, n-1)
+	clear(o)
+	if vec {
+		mixAVX2(o, s, v, stride)
+		return
+	}
+	for j, pj := range s {
+		vj := v[j*stride : j*stride+HS]
+		for i := range o {
+			o[i] += pj * vj[i]
+		}
+	}
+}
+
+// softmaxBackRow turns d = ∂L/∂p for one probability row p into
+// scale·∂L/∂scores: d[j] = scale·p[j]·(d[j] − Σ_k p[k]·d[k]).
+func softmaxBackRow(d, p []float32, scale float32) {
+	var s float32
+	if useAVX2 {
+		s = gemm.Dot(p, d)
+	} else {
+		for j, pj := range p {
+			s += pj * d[j]
+		}
+	}
+	j := 0
+	if useAVX2 && len(d) >= 8 {
+		j = len(d) &^ 7
+		softmaxBackAVX2(d[:j], p[:j], s, scale)
+	}
+	for ; j < len(d); j++ {
+		d[j] = scale * p[j] * (d[j] - s)
+	}
+}
+
+// geluBackSpan is geluBackward's body for one span.
+func geluBackSpan(dx, dout, x, th []float32) {
+	i := 0
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		geluBackAVX2(dx[:i], dout[:i], x[:i], th[:i])
+	}
+	for ; i < len(x); i++ {
+		v, t := x[i], th[i]
+		d := 0.5*(1+t) + 0.5*v*(1-t*t)*geluS*(1+3*geluK*v*v)
+		dx[i] = dout[i] * d
+	}
+}
+
+// maxf returns the largest element of a non-empty x.
+func maxf(x []float32) float32 {
+	i, mx := 0, x[0]
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		mx = maxAVX2(x[:i])
+	}
+	for ; i < len(x); i++ {
+		mx = max(mx, x[i])
+	}
+	return mx
+}
+
+// scalef sets x[i] *= s.
+func scalef(x []float32, s float32) {
+	i := 0
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		scaleAVX2(x[:i], s)
+	}
+	for ; i < len(x); i++ {
+		x[i] *= s
+	}
+}

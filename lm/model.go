@@ -167,15 +167,13 @@ func (m *Model) forwardHidden() {
 	for l := 0; l < cfg.Layers; l++ {
 		lp, la := p.Layer(l), &a.layers[l]
 		layernormForward(W, la.ln1, la.ln1Mean, la.ln1Rstd, x, lp.LN1W, lp.LN1B, N, C)
-		matmulForward(W, la.qkv, la.ln1, lp.QKVW, lp.QKVB, N, C, 3*C, false)
+		matmulForward(W, la.qkv, la.ln1, lp.QKVW, lp.QKVB, nil, N, C, 3*C)
 		attentionForward(W, la.atty, la.att, la.qkv, B, T, C, NH)
-		copy(la.res2, x[:N*C])
-		matmulForward(W, la.res2, la.atty, lp.AttProjW, lp.AttProjB, N, C, C, true)
+		matmulForward(W, la.res2, la.atty, lp.AttProjW, lp.AttProjB, x, N, C, C)
 		layernormForward(W, la.ln2, la.ln2Mean, la.ln2Rstd, la.res2, lp.LN2W, lp.LN2B, N, C)
-		matmulForward(W, la.fch, la.ln2, lp.FCW, lp.FCB, N, C, H, false)
+		matmulForward(W, la.fch, la.ln2, lp.FCW, lp.FCB, nil, N, C, H)
 		geluForward(W, la.fchGelu, la.fchTanh, la.fch, N*H)
-		copy(la.res3, la.res2)
-		matmulForward(W, la.res3, la.fchGelu, lp.FCProjW, lp.FCProjB, N, H, C, true)
+		matmulForward(W, la.res3, la.fchGelu, lp.FCProjW, lp.FCProjB, la.res2, N, H, C)
 		x = la.res3
 	}
 	layernormForward(W, a.lnf, a.lnfMean, a.lnfRstd, x, p.LNFW, p.LNFB, N, C)
@@ -196,21 +194,10 @@ func (m *Model) forwardHead() {
 				continue
 			}
 			row := a.probs[i*V : (i+1)*V]
-			mx := row[0]
-			for _, v := range row[1:] {
-				mx = max(mx, v)
-			}
+			mx := maxf(row)
 			ly := row[y] - mx
-			var sum float32
-			for j, v := range row {
-				e := expf(v - mx)
-				row[j] = e
-				sum += e
-			}
-			inv := 1 / sum
-			for j := range row {
-				row[j] *= inv
-			}
+			sum := expShiftSum(row, mx)
+			scalef(row, 1/sum)
 			a.logp[i] = ly - logf(sum)
 		}
 	})
@@ -334,4 +321,13 @@ func (m *Model) Logits(tokens []int, B, T int) ([]float32, error) {
 	out := make([]float32, B*T*cfg.VocabSize)
 	gemm.Sgemm(false, true, B*T, cfg.VocabSize, cfg.Dim, 1, m.acts.lnf, cfg.Dim, m.Params.LMHead, cfg.Dim, 0, out, cfg.VocabSize)
 	return out, nil
+}
+
+// Clone returns an independent copy of the weights (a frozen reference
+// policy, a simulator snapshot) with zero gradients and no activations.
+func (m *Model) Clone() *Model {
+	c := newModel(m.Config)
+	copy(c.Params.Data, m.Params.Data)
+	c.Workers = m.Workers
+	return c
 }

@@ -31,6 +31,19 @@ func parallelFor(workers, n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
+// minParallel is the least work (in floats touched) worth handing to more
+// than one goroutine: below it, starting goroutines costs more than the
+// loop. Decoding one token per sequence lives below this line.
+const minParallel = 1 << 14
+
+// workersFor returns workers, or 1 when work is below minParallel.
+func workersFor(workers, work int) int {
+	if work < minParallel {
+		return 1
+	}
+	return workers
+}
+
 // reduceChunks is the fixed number of row chunks a column reduction (bias
 // and LayerNorm gradients) is cut into. It does not depend on the worker
 // count, so partial sums and their order are the same on any machine.
@@ -44,7 +57,7 @@ func columnSum(workers int, dst, x []float32, rows, cols int, scratch []float32)
 		chunks = 1
 	}
 	part := scratch[:chunks*cols]
-	parallelFor(workers, chunks, func(lo, hi int) {
+	parallelFor(workersFor(workers, rows*cols), chunks, func(lo, hi int) {
 		for ch := lo; ch < hi; ch++ {
 			p := part[ch*cols : (ch+1)*cols]
 			clear(p)

@@ -143,7 +143,7 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 		var keep []int
 		for i, s := range active {
 			row := logits[i*cfg.VocabSize : (i+1)*cfg.VocabSize]
-			tok, lp := pickToken(row, sc, rngs[s], st.order)
+			tok, lp := pickToken(row, sc, rngs[s], st.order, st.probs)
 			c := &out[s]
 			c.Tokens = append(c.Tokens, tok)
 			c.LogProbs = append(c.LogProbs, lp)
@@ -174,8 +174,9 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 }
 
 // pickToken draws the next token from one row of logits [V] and returns it
-// with its untempered log-probability.
-func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int) (int, float32) {
+// with its untempered log-probability. order and buf are [V] scratch.
+func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, buf []float32) (int, float32) {
+	V := len(logits)
 	mx := logits[0]
 	arg := 0
 	for j, v := range logits {
@@ -183,30 +184,26 @@ func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int) (
 			mx, arg = v, j
 		}
 	}
-	var sum float64
-	for _, v := range logits {
-		sum += math.Exp(float64(v - mx))
-	}
-	lse := float64(mx) + math.Log(sum)
+	probs := buf[:V]
+	copy(probs, logits)
+	lse := mx + logf(expShiftSum(probs, mx))
 	if sc.Temperature == 0 {
-		return arg, float32(float64(logits[arg]) - lse)
+		return arg, logits[arg] - lse
 	}
-	// probs at temperature, computed in float64 for a stable draw.
-	inv := 1 / sc.Temperature
-	V := len(logits)
-	probs := make([]float64, V)
-	var z float64
-	for j, v := range logits {
-		probs[j] = math.Exp(float64(v-mx) * inv)
-		z += probs[j]
+	if sc.Temperature != 1 {
+		inv := float32(1 / sc.Temperature)
+		for j, v := range logits {
+			probs[j] = v * inv
+		}
+		expShiftSum(probs, mx*inv)
 	}
 	order = order[:V]
 	for j := range order {
 		order[j] = j
 	}
-	mass := z
 	if sc.TopP < 1 {
-		// Highest probability first, lower id first on ties.
+		// Highest probability first, lower id first on ties; keep the
+		// shortest prefix holding TopP of the mass.
 		slices.SortFunc(order, func(a, b int) int {
 			if probs[a] != probs[b] {
 				if probs[a] > probs[b] {
@@ -216,27 +213,34 @@ func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int) (
 			}
 			return a - b
 		})
+		var z float64
+		for _, p := range probs {
+			z += float64(p)
+		}
 		var cum float64
 		for k, j := range order {
-			cum += probs[j]
+			cum += float64(probs[j])
 			if cum >= sc.TopP*z {
 				order = order[:k+1]
 				break
 			}
 		}
-		mass = cum
+	}
+	var mass float64
+	for _, j := range order {
+		mass += float64(probs[j])
 	}
 	u := rng.Float64() * mass
 	tok := order[len(order)-1]
 	var cum float64
 	for _, j := range order {
-		cum += probs[j]
+		cum += float64(probs[j])
 		if u < cum {
 			tok = j
 			break
 		}
 	}
-	return tok, float32(float64(logits[tok]) - lse)
+	return tok, logits[tok] - lse
 }
 
 // kvRow is one token to push through the decoder: sequence, position, id.
@@ -245,7 +249,7 @@ type kvRow struct{ seq, pos, tok int }
 // decodeState is the KV cache and step buffers for S sequences.
 type decodeState struct {
 	S          int
-	k, v       [][]float32 // per layer [S,Context,C]
+	k, v       [][]float32 // per layer [S,NH,Context,HS]: each head's keys contiguous
 	x, ln, att []float32   // [R,C]
 	qkv        []float32   // [R,3C]
 	h, hTanh   []float32   // [R,4C]
@@ -253,7 +257,8 @@ type decodeState struct {
 	logits     []float32   // [R,V]
 	scores     []float32   // [workers,Context]
 	rows       []kvRow
-	order      []int // [V] top-p scratch
+	order      []int     // [V] top-p scratch
+	probs      []float32 // [V] sampling scratch
 }
 
 // decoder returns a cache for S sequences and step buffers for R rows,
@@ -272,7 +277,7 @@ func (m *Model) decoder(S, R int) *decodeState {
 		d.x, d.ln, d.att, d.qkv = f(R*C), f(R*C), f(R*C), f(3*R*C)
 		d.h, d.hTanh, d.mean, d.rstd = f(R*H), f(R*H), f(R), f(R)
 		d.logits, d.scores = f(R*V), f(W*cfg.Context)
-		d.rows, d.order = make([]kvRow, 0, R), make([]int, V)
+		d.rows, d.order, d.probs = make([]kvRow, 0, R), make([]int, V), f(V)
 		m.dec = d
 	}
 	return d
@@ -313,11 +318,13 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
 		lp := p.Layer(l)
 		kc, vc := d.k[l], d.v[l]
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
-		matmulForward(W, d.qkv, d.ln, lp.QKVW, lp.QKVB, R, C, 3*C, false)
+		matmulForward(W, d.qkv, d.ln, lp.QKVW, lp.QKVB, nil, R, C, 3*C)
 		for i, r := range rows {
-			at := (r.seq*ctx + r.pos) * C
-			copy(kc[at:at+C], d.qkv[i*3*C+C:i*3*C+2*C])
-			copy(vc[at:at+C], d.qkv[i*3*C+2*C:i*3*C+3*C])
+			for h := 0; h < NH; h++ {
+				at := ((r.seq*NH+h)*ctx + r.pos) * HS
+				copy(kc[at:at+HS], d.qkv[i*3*C+C+h*HS:])
+				copy(vc[at:at+HS], d.qkv[i*3*C+2*C+h*HS:])
+			}
 		}
 		parallelForW(W, R*NH, func(w, lo, hi int) {
 			sc := d.scores[w*ctx : (w+1)*ctx]
@@ -325,24 +332,16 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
 				i, h := task/NH, task%NH
 				r := rows[i]
 				q := d.qkv[i*3*C+h*HS : i*3*C+(h+1)*HS]
-				base := r.seq*ctx*C + h*HS
-				s := sc[:r.pos+1]
-				for j := range s {
-					s[j] = gemm.Dot(q, kc[base+j*C:base+j*C+HS]) * scale
-				}
-				softmaxCausalRow(s, r.pos)
+				base := (r.seq*NH + h) * ctx * HS
 				o := d.att[i*C+h*HS : i*C+(h+1)*HS]
-				clear(o)
-				for j, pj := range s {
-					gemm.Axpy(pj, vc[base+j*C:base+j*C+HS], o)
-				}
+				attendRow(o, sc, q, kc[base:], vc[base:], r.pos+1, HS, scale)
 			}
 		})
-		matmulForward(W, x, d.att, lp.AttProjW, lp.AttProjB, R, C, C, true)
+		matmulForward(W, x, d.att, lp.AttProjW, lp.AttProjB, x, R, C, C)
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN2W, lp.LN2B, R, C)
-		matmulForward(W, d.h, d.ln, lp.FCW, lp.FCB, R, C, H, false)
+		matmulForward(W, d.h, d.ln, lp.FCW, lp.FCB, nil, R, C, H)
 		geluForward(W, d.h, d.hTanh, d.h, R*H)
-		matmulForward(W, x, d.h, lp.FCProjW, lp.FCProjB, R, H, C, true)
+		matmulForward(W, x, d.h, lp.FCProjW, lp.FCProjB, x, R, H, C)
 	}
 	// Final norm and logits only for the rows that sample.
 	K := len(heads)
@@ -353,4 +352,3 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
 	gemm.Sgemm(false, true, K, V, C, 1, d.ln, C, p.LMHead, C, 0, d.logits, V)
 	return d.logits[:K*V]
 }
-

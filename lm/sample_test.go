@@ -181,7 +181,7 @@ func TestSampleStops(t *testing.T) {
 func TestPickToken(t *testing.T) {
 	// p = (0.25, 0.75, ~0)
 	logits := []float32{0, float32(math.Log(3)), -30}
-	order := make([]int, 3)
+	order, buf := make([]int, 3), make([]float32, 3)
 	tests := []struct {
 		name  string
 		sc    SampleConfig
@@ -198,7 +198,7 @@ func TestPickToken(t *testing.T) {
 			const n = 20000
 			ones := 0
 			for i := 0; i < n; i++ {
-				tok, lp := pickToken(logits, tc.sc, rng, order)
+				tok, lp := pickToken(logits, tc.sc, rng, order, buf)
 				if tok == 1 {
 					ones++
 					if math.Abs(float64(lp)-math.Log(0.75)) > 1e-4 {

@@ -181,16 +181,14 @@ func (b *BLEU) tokens(s string) (joined string, starts, ends []int) {
 	return joined, starts, ends
 }
 
-// ngramCounts counts every n-gram of order 1..maxOrder; keys hold n−1
+// addNgrams counts every n-gram of order 1..maxOrder into m; keys hold n−1
 // spaces, so orders never collide.
-func ngramCounts(joined string, starts, ends []int, maxOrder int) map[string]int {
-	m := make(map[string]int, len(starts)*maxOrder)
+func addNgrams(m map[string]int, joined string, starts, ends []int, maxOrder int) {
 	for n := 1; n <= maxOrder; n++ {
 		for i := 0; i+n <= len(starts); i++ {
 			m[joined[starts[i]:ends[i+n-1]]]++
 		}
 	}
-	return m
 }
 
 // Stats computes one segment's statistics. With several references the
@@ -203,12 +201,12 @@ func (b *BLEU) Stats(hyp string, refs ...string) BLEUStats {
 	}
 	order := b.cfg.MaxOrder
 	hj, hs, he := b.tokens(hyp)
-	hypCounts := ngramCounts(hj, hs, he, order)
 	st := BLEUStats{SysLen: len(hs), Correct: make([]int, order), Total: make([]int, order)}
 
-	refMax := make(map[string]int, len(hypCounts))
+	// refMax[g] is the most times any reference holds n-gram g.
+	var refMax map[string]int
 	closest, closestDiff := -1, -1
-	for _, ref := range refs {
+	for k, ref := range refs {
 		rj, rs, re := b.tokens(ref)
 		refLen := len(rs)
 		diff := refLen - st.SysLen
@@ -218,22 +216,35 @@ func (b *BLEU) Stats(hyp string, refs ...string) BLEUStats {
 		if closestDiff == -1 || diff < closestDiff || (diff == closestDiff && refLen < closest) {
 			closest, closestDiff = refLen, diff
 		}
-		for k, c := range ngramCounts(rj, rs, re, order) {
-			if _, ok := hypCounts[k]; ok && c > refMax[k] {
-				refMax[k] = c
+		if k == 0 {
+			refMax = make(map[string]int, len(rs)*order)
+			addNgrams(refMax, rj, rs, re, order)
+			continue
+		}
+		counts := make(map[string]int, len(rs)*order)
+		addNgrams(counts, rj, rs, re, order)
+		for g, c := range counts {
+			if c > refMax[g] {
+				refMax[g] = c
 			}
 		}
 	}
 	st.RefLen = closest
 
+	// Each hypothesis n-gram occurrence consumes one unit of its reference
+	// budget, which sums to min(hypothesis count, refMax) per n-gram: the
+	// clipped count, without building the hypothesis's own counter.
 	for n := 1; n <= order; n++ {
 		if t := st.SysLen - n + 1; t > 0 {
 			st.Total[n-1] = t
 		}
-	}
-	for k, c := range hypCounts {
-		n := strings.Count(k, " ") + 1
-		st.Correct[n-1] += min(c, refMax[k])
+		for i := 0; i+n <= len(hs); i++ {
+			g := hj[hs[i]:he[i+n-1]]
+			if refMax[g] > 0 {
+				refMax[g]--
+				st.Correct[n-1]++
+			}
+		}
 	}
 	return st
 }

@@ -102,43 +102,45 @@ func NewChrF(cfg ChrFConfig) (*ChrF, error) {
 // Config returns the configuration the scorer was built with.
 func (c *ChrF) Config() ChrFConfig { return c.cfg }
 
-// ngrams extracts the counters of every order of one segment.
-func (c *ChrF) ngrams(s string) []map[string]int {
+// segment is one text prepared for counting: its characters (whitespace
+// removed unless configured otherwise) with the byte offset of every code
+// point, and its chrF++ words joined by single spaces with their spans, so
+// that every n-gram is a substring and needs no allocation.
+type segment struct {
+	chars                string
+	offs                 []int // len = code points + 1
+	words                string
+	wordStarts, wordEnds []int
+}
+
+func (c *ChrF) prepare(s string) segment {
 	if c.cfg.Lowercase {
 		s = strings.ToLower(s)
 	}
-	out := make([]map[string]int, 0, c.cfg.CharOrder+c.cfg.WordOrder)
-
-	chars := s
+	var g segment
+	g.chars = s
 	if !c.cfg.Whitespace {
-		chars = strings.Join(pyFields(s), "")
+		g.chars = strings.Join(pyFields(s), "")
 	}
-	// Byte offsets of each code point, so an n-gram is a substring.
-	offs := make([]int, 0, len(chars)+1)
-	for i := range chars {
-		offs = append(offs, i)
+	g.offs = make([]int, 0, len(g.chars)+1)
+	for i := range g.chars {
+		g.offs = append(g.offs, i)
 	}
-	offs = append(offs, len(chars))
-	nr := len(offs) - 1
-	for n := 1; n <= c.cfg.CharOrder; n++ {
-		m := make(map[string]int, max(nr-n+1, 0))
-		for i := 0; i+n <= nr; i++ {
-			m[chars[offs[i]:offs[i+n]]]++
-		}
-		out = append(out, m)
-	}
-
+	g.offs = append(g.offs, len(g.chars))
 	if c.cfg.WordOrder > 0 {
-		words := chrfWords(s)
-		for n := 1; n <= c.cfg.WordOrder; n++ {
-			m := make(map[string]int, max(len(words)-n+1, 0))
-			for i := 0; i+n <= len(words); i++ {
-				m[strings.Join(words[i:i+n], " ")]++
+		// Words hold no whitespace, so the join is unambiguous.
+		g.words = strings.Join(chrfWords(s), " ")
+		for i := 0; i < len(g.words); {
+			j := strings.IndexByte(g.words[i:], ' ')
+			if j < 0 {
+				j = len(g.words) - i
 			}
-			out = append(out, m)
+			g.wordStarts = append(g.wordStarts, i)
+			g.wordEnds = append(g.wordEnds, i+j)
+			i += j + 1
 		}
 	}
-	return out
+	return g
 }
 
 // chrfWords is sacreBLEU's chrF++ word splitter (_remove_punctuation, after
@@ -172,26 +174,58 @@ func isASCIIPunct(r rune) bool {
 	return r < 0x80 && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", r)
 }
 
-// matchStats compares one hypothesis with one reference's counters.
-func (c *ChrF) matchStats(hyp, ref []map[string]int) ChrFStats {
-	k := len(hyp)
-	st := ChrFStats{Hyp: make([]int, k), Ref: make([]int, k), Match: make([]int, k)}
-	for i := range hyp {
-		hypCount, match := 0, 0
-		for g, n := range hyp[i] {
-			hypCount += n
-			if r, ok := ref[i][g]; ok {
-				match += min(n, r)
+// matchStats compares one hypothesis with one reference. Each hypothesis
+// n-gram occurrence consumes one unit of the reference's count of it, which
+// sums to min(hypothesis count, reference count) per n-gram — sacreBLEU's
+// match count — without building the hypothesis's counters. Character
+// n-grams of different orders share one map (their strings differ in
+// length), as do word n-grams (they differ in spaces).
+func (c *ChrF) matchStats(h, r segment) ChrFStats {
+	co, wo := c.cfg.CharOrder, c.cfg.WordOrder
+	st := ChrFStats{Hyp: make([]int, co+wo), Ref: make([]int, co+wo), Match: make([]int, co+wo)}
+	set := func(i, nHyp, nRef, match int) {
+		if nRef > 0 {
+			st.Hyp[i] = max(nHyp, 0) // sacreBLEU: no reference n-grams, no hypothesis count
+		}
+		st.Ref[i], st.Match[i] = max(nRef, 0), match
+	}
+
+	hn, rn := len(h.offs)-1, len(r.offs)-1
+	budget := make(map[string]int, rn*co)
+	for n := 1; n <= co; n++ {
+		for i := 0; i+n <= rn; i++ {
+			budget[r.chars[r.offs[i]:r.offs[i+n]]]++
+		}
+	}
+	for n := 1; n <= co; n++ {
+		match := 0
+		for i := 0; i+n <= hn; i++ {
+			if g := h.chars[h.offs[i]:h.offs[i+n]]; budget[g] > 0 {
+				budget[g]--
+				match++
 			}
 		}
-		refCount := 0
-		for _, n := range ref[i] {
-			refCount += n
+		set(n-1, hn-n+1, rn-n+1, match)
+	}
+
+	if wo > 0 {
+		hw, rw := len(h.wordStarts), len(r.wordStarts)
+		budget = make(map[string]int, rw*wo)
+		for n := 1; n <= wo; n++ {
+			for i := 0; i+n <= rw; i++ {
+				budget[r.words[r.wordStarts[i]:r.wordEnds[i+n-1]]]++
+			}
 		}
-		if refCount > 0 {
-			st.Hyp[i] = hypCount
+		for n := 1; n <= wo; n++ {
+			match := 0
+			for i := 0; i+n <= hw; i++ {
+				if g := h.words[h.wordStarts[i]:h.wordEnds[i+n-1]]; budget[g] > 0 {
+					budget[g]--
+					match++
+				}
+			}
+			set(co+n-1, hw-n+1, rw-n+1, match)
 		}
-		st.Ref[i], st.Match[i] = refCount, match
 	}
 	return st
 }
@@ -203,11 +237,11 @@ func (c *ChrF) Stats(hyp string, refs ...string) ChrFStats {
 	if len(refs) == 0 {
 		refs = []string{""}
 	}
-	h := c.ngrams(hyp)
+	h := c.prepare(hyp)
 	var best ChrFStats
 	bestScore := -1.0
 	for _, r := range refs {
-		st := c.matchStats(h, c.ngrams(r))
+		st := c.matchStats(h, c.prepare(r))
 		if s := c.fScore(st); s > bestScore {
 			best, bestScore = st, s
 		}

@@ -22,9 +22,15 @@
 // the effective-order average of precision and recall that sacreBLEU uses
 // unless eps_smoothing is set.
 //
+// A document is scored as one segment: 13a turns its newlines into spaces
+// (joining a word hyphenated across a line break), so SentenceBLEU(doc,
+// target) is sacrebleu.sentence_bleu(doc, [target]).score.
+//
 // All scores are on a 0–100 scale and never NaN. Degenerate inputs follow
 // sacreBLEU exactly: an empty hypothesis, an empty reference, or both empty
-// score 0; identical non-empty texts score 100 at sentence level.
+// score 0; identical non-empty texts score 100 with the sentence defaults.
+// Corpus BLEU without effective order scores a corpus of one-word segments
+// 0 (there are no 2-grams), as sacreBLEU does.
 //
 // The test vectors in testdata/ come from NLTK (testdata/nltk_vectors.py)
 // and from sacreBLEU's own published test cases; the tests need no Python.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -100,7 +101,7 @@ func TestNLTKVectors(t *testing.T) {
 				t.Fatalf("sentence %d: 13a changed pre-tokenised %q into %q", i, text, got)
 			}
 		}
-		where := "sentence " + itoa(i)
+		where := "sentence " + strconv.Itoa(i)
 		md.check(t, "sentence_bleu", where, sb.Sentence(hyp, refs...).Score, s.SentenceBLEU, tol)
 		if s.SentenceChrFEps != nil {
 			md.check(t, "sentence_chrf_eps", where, chrfEps.Sentence(hyp, refs[0]).Score, *s.SentenceChrFEps, tol)
@@ -115,7 +116,7 @@ func TestNLTKVectors(t *testing.T) {
 		for j, r := range c.Refs {
 			refs[j] = joinAll(r)
 		}
-		where := "corpus " + itoa(i)
+		where := "corpus " + strconv.Itoa(i)
 		got, err := cb.Corpus(hyps, refs)
 		if err != nil {
 			t.Fatalf("%s: %v", where, err)
@@ -151,7 +152,7 @@ func TestNLTKVectors(t *testing.T) {
 			}
 			total.Add(st)
 		}
-		where := "differs " + itoa(i)
+		where := "differs " + strconv.Itoa(i)
 		md.check(t, "corpus_bleu_nltk_floor", where, cb.Score(total).Score, c.CorpusBLEU, tol)
 		refs := make([][]string, len(c.Refs))
 		for j, r := range c.Refs {
@@ -164,12 +165,4 @@ func TestNLTKVectors(t *testing.T) {
 	}
 	t.Logf("NLTK %s, %d sentences, %d corpora, tolerance %g; max |Δ| per figure: %v",
 		v.NLTKVersion, len(v.Sentences), len(v.Corpora), tol, md)
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }

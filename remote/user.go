@@ -21,7 +21,7 @@ const DefaultFormatRetries = 2
 
 // User is a user played by an LLM behind an OpenAI-compatible endpoint,
 // prompted with the oracle context (UserSystemPrompt). It implements
-// dialog.User and dialog.BatchUser.
+// dialog.User, dialog.BatchUser and dialog.BatchOpener.
 type User struct {
 	pool *Pool
 	// FormatRetries is how many times a malformed reply is asked for again
@@ -60,6 +60,18 @@ func (u *User) ReplyBatch(ctx context.Context, sessions []dialog.UserSession, hi
 		return err
 	})
 	return replies, ends, err
+}
+
+// OpenBatch writes every session's opening concurrently
+// (dialog.BatchOpener).
+func (u *User) OpenBatch(ctx context.Context, sessions []dialog.UserSession) ([]string, error) {
+	out := make([]string, len(sessions))
+	err := fanOut(ctx, len(sessions), func(ctx context.Context, i int) error {
+		var err error
+		out[i], err = sessions[i].Open(ctx)
+		return err
+	})
+	return out, err
 }
 
 type userSession struct {

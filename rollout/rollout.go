@@ -106,9 +106,16 @@ type live struct {
 
 // Run plays the episodes and returns them in order of (instance, sample).
 func Run(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, cfg Config) ([]dialog.Episode, error) {
+	eps, _, err := Play(ctx, task, agent, user, cfg)
+	return eps, err
+}
+
+// Play is Run that also returns each episode's agent session, for trainers
+// that need what a model agent recorded (the tokens it sampled).
+func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, cfg Config) ([]dialog.Episode, []dialog.AgentSession, error) {
 	cfg.fill()
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	total := cfg.Instances * cfg.Group
 	eps := make([]*live, 0, total)
@@ -116,7 +123,7 @@ func Run(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, c
 		index := cfg.Start + i
 		oracle, view, err := task.Instance(cfg.Split, index)
 		if err != nil {
-			return nil, fmt.Errorf("rollout: instance %d: %w", index, err)
+			return nil, nil, fmt.Errorf("rollout: instance %d: %w", index, err)
 		}
 		for g := 0; g < cfg.Group; g++ {
 			seed := EpisodeSeed(cfg.Seed, index, g)
@@ -138,17 +145,8 @@ func Run(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, c
 		}
 	}
 
-	// Openings.
-	err := parallel(ctx, cfg.Workers, eps, func(ctx context.Context, l *live) error {
-		text, err := l.user.Open(ctx)
-		if err != nil {
-			return err
-		}
-		l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: text, Tokens: cfg.CountTokens(text)})
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	if err := openings(ctx, user, eps, cfg); err != nil {
+		return nil, nil, err
 	}
 
 	finished := 0
@@ -158,10 +156,10 @@ func Run(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, c
 			break
 		}
 		if err := agentsAct(ctx, agent, active, cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := usersReply(ctx, user, active, cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if cfg.Progress != nil {
 			now := total - len(activeOf(eps))
@@ -172,17 +170,50 @@ func Run(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, c
 		}
 	}
 	out := make([]dialog.Episode, len(eps))
+	sessions := make([]dialog.AgentSession, len(eps))
 	for i, l := range eps {
 		if !l.done {
 			l.ep.End = dialog.MaxTurns
 		}
 		finish(task, &l.ep)
-		out[i] = l.ep
+		out[i], sessions[i] = l.ep, l.agent
 	}
 	if cfg.Progress != nil && finished != total {
 		cfg.Progress(total, total)
 	}
-	return out, nil
+	return out, sessions, nil
+}
+
+// openings has every user write its first message.
+func openings(ctx context.Context, user dialog.User, eps []*live, cfg Config) error {
+	add := func(l *live, text string) {
+		l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: text, Tokens: cfg.CountTokens(text)})
+	}
+	if b, ok := user.(dialog.BatchOpener); ok {
+		sessions := make([]dialog.UserSession, len(eps))
+		for i, l := range eps {
+			sessions[i] = l.user
+		}
+		texts, err := b.OpenBatch(ctx, sessions)
+		if err != nil {
+			return fmt.Errorf("rollout: user: %w", err)
+		}
+		if len(texts) != len(eps) {
+			return fmt.Errorf("rollout: user opened %d of %d conversations", len(texts), len(eps))
+		}
+		for i, l := range eps {
+			add(l, texts[i])
+		}
+		return nil
+	}
+	return parallel(ctx, cfg.Workers, eps, func(ctx context.Context, l *live) error {
+		text, err := l.user.Open(ctx)
+		if err != nil {
+			return fmt.Errorf("user: %w", err)
+		}
+		add(l, text)
+		return nil
+	})
 }
 
 func activeOf(eps []*live) []*live {

@@ -7,16 +7,28 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/task"
 )
 
 // Agent builds the agent named by s for task t.
 //
 //	scripted:PROFILE   one of the task's scripted reference agents
+//	lm:DIR             a policy checkpoint trained by calibrl
+//	remote:MODEL       a model behind an OpenAI-compatible endpoint (spec/remote.go)
 func Agent(t task.Task, s string) (dialog.Agent, error) {
 	kind, arg, _ := strings.Cut(s, ":")
 	switch kind {
+	case "remote":
+		return remoteAgent(s)
+	case "lm":
+		m, err := loadChat(s, arg, "assistant")
+		if err != nil {
+			return nil, err
+		}
+		return &chatlm.Agent{Model: m, Gen: DefaultGen()}, nil
 	case "scripted":
 		if arg == "" {
 			return nil, fmt.Errorf("agent %q: name a profile, e.g. scripted:%s (profiles: %s)", s, first(t.Profiles()), strings.Join(t.Profiles(), ", "))
@@ -27,7 +39,7 @@ func Agent(t task.Task, s string) (dialog.Agent, error) {
 		}
 		return a, nil
 	}
-	return nil, fmt.Errorf("unknown agent %q (want scripted:PROFILE with a profile of %s: %s)", s, t.Name(), strings.Join(t.Profiles(), ", "))
+	return nil, fmt.Errorf("unknown agent %q (want scripted:PROFILE with a profile of %s: %s; lm:DIR; or remote:MODEL)", s, t.Name(), strings.Join(t.Profiles(), ", "))
 }
 
 // Agents splits a comma-separated list of agent names.
@@ -43,18 +55,63 @@ func Agents(s string) []string {
 
 // User builds the user named by s for task t.
 //
-//	human   the task's held-out proxy of a real person
-//	naive   the task's prompted-style simulator with its artifacts
+//	human                   the task's held-out proxy of a real person
+//	naive                   the task's prompted-style simulator with its artifacts
+//	learned:DIR             a calibrated simulator checkpoint (train-sim)
+//	learned-nocontext:DIR   the same without the oracle context (the ablation)
+//	remote:MODEL            an LLM behind an OpenAI-compatible endpoint, role-playing from the oracle context
 func User(t task.Task, s string) (dialog.User, error) {
-	switch s {
+	kind, arg, _ := strings.Cut(s, ":")
+	switch kind {
+	case "remote":
+		return remoteUser(s)
 	case "human", "naive":
+		if arg != "" {
+			break
+		}
 		u, err := t.User(s)
 		if err != nil {
 			return nil, fmt.Errorf("user %q: %w", s, err)
 		}
 		return u, nil
+	case "learned", "learned-nocontext":
+		m, err := loadChat(s, arg, "user")
+		if err != nil {
+			return nil, err
+		}
+		oracle := kind == "learned"
+		if meta, err := sft.ReadMeta(arg); err == nil && meta.Oracle != oracle {
+			want := "learned"
+			if !meta.Oracle {
+				want = "learned-nocontext"
+			}
+			return nil, fmt.Errorf("user %q: %s was trained with oracle context %v: use %s:%s", s, arg, meta.Oracle, want, arg)
+		}
+		return &chatlm.User{Model: m, Oracle: oracle, Gen: DefaultGen()}, nil
 	}
-	return nil, fmt.Errorf("unknown user %q (want human or naive)", s)
+	return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
+}
+
+// DefaultGen is how checkpoint agents and users sample: on-policy
+// (temperature 1, no nucleus cut), up to 96 new tokens a turn.
+func DefaultGen() chatlm.GenConfig {
+	return chatlm.GenConfig{MaxNewTokens: 96, Temperature: 1, TopP: 1}
+}
+
+// loadChat loads a chat checkpoint for spec s, checking it was trained for
+// role when it says so.
+func loadChat(s, dir, role string) (*chatlm.Model, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%q: name the checkpoint folder after the colon", s)
+	}
+	m, _, err := chatlm.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %w", s, err)
+	}
+	if meta, err := sft.ReadMeta(dir); err == nil && meta.Role != role {
+		return nil, fmt.Errorf("%q: %s is a %s model, not a %s model", s, dir, meta.Role, role)
+	}
+	return m, nil
 }
 
 func first(xs []string) string {

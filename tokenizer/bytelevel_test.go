@@ -1,7 +1,9 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -109,4 +111,32 @@ func randomString(rng *rand.Rand, n int) string {
 		}
 	}
 	return b.String()
+}
+
+// TestSplitGolden compares splitWords with the GPT-2 pattern itself, run by
+// Python's regex module (testdata/gen_split_golden.py).
+func TestSplitGolden(t *testing.T) {
+	data, err := os.ReadFile("testdata/split_golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		In     string   `json:"in"`
+		Pieces []string `json:"pieces"`
+	}
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 1000 {
+		t.Fatalf("golden file holds %d cases, want ≥ 1000", len(cases))
+	}
+	bad := 0
+	for _, c := range cases {
+		if got := pieces(c.In, false); !slices.Equal(got, c.Pieces) {
+			t.Errorf("splitWords(%q): got %q, want %q", c.In, got, c.Pieces)
+			if bad++; bad > 10 {
+				t.FailNow()
+			}
+		}
+	}
 }

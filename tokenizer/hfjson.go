@@ -33,7 +33,8 @@ func (t *Tokenizer) UnmarshalJSON(data []byte) error {
 	if err != nil {
 		return err
 	}
-	t.tokens, t.special, t.merges, t.digits = u.tokens, u.special, u.merges, u.digits
+	// Replace every field, the memoized fingerprint included.
+	*t = Tokenizer{tokens: u.tokens, special: u.special, merges: u.merges, digits: u.digits}
 	t.build()
 	return nil
 }

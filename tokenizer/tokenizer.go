@@ -9,7 +9,10 @@
 // back exactly. Any UTF-8 or non-UTF-8 string encodes and decodes back to
 // itself byte for byte. Ordinary text never yields a special token, even when
 // it contains a special token's spelling; only EncodeWithSpecials and the
-// chat template emit them.
+// chat template emit them. (Hugging Face's encoder matches special spellings
+// in any text, as EncodeWithSpecials does.) ConfigJSON gives the
+// tokenizer_config.json, with the chat template in Jinja, that lets
+// transformers load the same folder.
 //
 // A Tokenizer is immutable after construction and safe for concurrent use.
 package tokenizer

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -13,13 +12,7 @@ import (
 // runHorizon executes `calibrl horizon args...` in-process.
 func runHorizon(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"horizon"}, args...))
-	err := root.Execute()
-	return out.String(), err
+	return run(t, append([]string{"horizon"}, args...)...)
 }
 
 func TestHorizonSyntheticJSON(t *testing.T) {

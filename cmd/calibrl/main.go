@@ -47,7 +47,12 @@ proxy and small transformer models trained by calibrl's own engine.`,
 	root.AddCommand(
 		newEvalCmd(),
 		newCollectCmd(),
+		newTrainSimCmd(),
+		newTrainPolicyCmd(),
+		newFidelityCmd(),
+		newReproduceCmd(),
 		newHorizonCmd(),
+		newBenchCmd(),
 	// Subcommands register here, one constructor per file.
 	)
 	return root

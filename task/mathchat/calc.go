@@ -59,6 +59,19 @@ func (c *calc) div(a, b *big.Rat) *big.Rat {
 	return c.record(a, "÷", b, new(big.Rat).Quo(a, b))
 }
 
+// percentOf takes pct percent of a and writes "75% of 80 = 60", which
+// keeps the working's numbers as small as the problem's.
+func (c *calc) percentOf(pct, a *big.Rat) *big.Rat {
+	r := new(big.Rat).Mul(a, pct)
+	r.Quo(r, big.NewRat(100, 1))
+	if len(c.steps) == c.slipAt && c.slipBy != nil {
+		r.Add(r, c.slipBy)
+	}
+	c.steps = append(c.steps, FormatRat(pct)+"% of "+FormatRat(a)+" = "+FormatRat(r))
+	c.note(r)
+	return r
+}
+
 // divmod divides whole numbers with a remainder and writes
 // "23 ÷ 5 = 4 remainder 3". Non-integers are truncated first, which only
 // a guessing agent can cause.
@@ -72,17 +85,19 @@ func (c *calc) divmod(a, b *big.Rat) (q, r *big.Rat) {
 	qi, ri := new(big.Int).QuoRem(ai, bi, new(big.Int))
 	q, r = new(big.Rat).SetInt(qi), new(big.Rat).SetInt(ri)
 	if len(c.steps) == c.slipAt && c.slipBy != nil {
+		// A slip on a division spoils both parts of the result.
+		q.Add(q, c.slipBy)
 		r.Add(r, c.slipBy)
 	}
-	c.steps = append(c.steps, ai.String()+" ÷ "+bi.String()+" = "+qi.String()+" remainder "+FormatRat(r))
+	c.steps = append(c.steps, ai.String()+" ÷ "+bi.String()+" = "+FormatRat(q)+" remainder "+FormatRat(r))
 	c.note(q)
 	c.note(r)
 	return q, r
 }
 
 // wordStems lowers s, splits it into letter runs and stems each: a
-// trailing "s" goes (not from "ss" or words of three letters or fewer),
-// "ies" becomes "y". One-letter runs ("s" of "Ann's") are dropped.
+// trailing "s" goes (not from "ss" or words of three letters or fewer).
+// One-letter runs ("s" of "Ann's") are dropped.
 func wordStems(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) }) {
@@ -95,10 +110,7 @@ func wordStems(s string) []string {
 }
 
 func stem(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
+	if len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
 		return w[:len(w)-1]
 	}
 	return w

@@ -58,7 +58,7 @@ var chainFamily = &family{
 				v = g.intn(2, g.max())
 				cur = new(big.Rat).Add(cur, v)
 			case "chain.give", "chain.lose":
-				v = g.intn(1, int(cur.Num().Int64())-1)
+				v = g.intn(2, int(cur.Num().Int64())-1)
 				cur = new(big.Rat).Sub(cur, v)
 			case "chain.times":
 				v = g.intn(2, 3)
@@ -237,17 +237,17 @@ var percentFamily = &family{
 		switch p.question.pat.id {
 		case "pct.q_one", "pct.q_total":
 			keep := c.sub(hundred, p.v(c, "pct.off"))
-			sale := c.div(c.mul(p.v(c, "pct.price"), keep), hundred)
+			sale := c.percentOf(keep, p.v(c, "pct.price"))
 			if p.question.pat.id == "pct.q_total" {
 				return c.mul(sale, p.v(c, "pct.count"))
 			}
 			return sale
 		case "pct.q_red":
 			notRed := c.sub(hundred, p.v(c, "pct.red"))
-			return c.div(c.mul(p.v(c, "pct.box"), notRed), hundred)
+			return c.percentOf(notRed, p.v(c, "pct.box"))
 		default:
 			grow := c.add(hundred, p.v(c, "pct.more"))
-			return c.div(c.mul(p.v(c, "pct.points"), grow), hundred)
+			return c.percentOf(grow, p.v(c, "pct.points"))
 		}
 	},
 }

@@ -30,7 +30,7 @@ var linearFamily = &family{
 		{id: "lin.week", family: "linear", forms: []string{"{name} saves {$} each week."}, vague: "{name} saves some money each week.",
 			ask: "How much does {name} save each week?", cues: []string{"save", "each", "week"}, num: numMoney},
 		{id: "lin.goal", family: "linear", forms: []string{"{name} wants to have {$}."}, vague: "{name} wants to have a certain amount of money.",
-			ask: "How much money does {name} want to have in the end?", cues: []string{"want", "amount", "end"}, num: numMoney},
+			ask: "How much money does {name} want to have in the end?", cues: []string{"want", "amount", "end", "money"}, num: numMoney},
 		{id: "lin.q_weeks", family: "linear", question: true, forms: []string{"How many weeks does {name} need to save?"}},
 	},
 	generate: func(g *gen) *problem {
@@ -170,7 +170,7 @@ var agesFamily = &family{
 				age = new(big.Rat).Mul(age, k)
 				p.stmts = append(p.stmts, g.st("age.times", k, "name", next, "name2", prev))
 			case r == 1:
-				d := g.intn(1, g.max())
+				d := g.intn(2, g.max())
 				age = new(big.Rat).Sub(age, d)
 				p.stmts = append(p.stmts, g.st("age.younger", d, "name", next, "name2", prev))
 			default:
@@ -263,10 +263,11 @@ var distractors = []*pattern{
 
 // lowerFirst lower-cases the first letter of s unless it starts a name.
 func lowerFirst(s string) string {
-	if s == "" {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
 		return s
 	}
-	first := strings.Fields(s)[0]
+	first := fields[0]
 	for _, n := range names {
 		if strings.HasPrefix(first, n) {
 			return s

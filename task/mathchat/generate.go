@@ -118,14 +118,16 @@ const maxTries = 500
 // whose numbers appear nowhere else in the text.
 func generate(l *language, cfg *Config, rng *rand.Rand) (*generated, error) {
 	fams := cfg.families()
+	// The family is drawn once and kept through the retries, so families
+	// that reject more drafts are not drawn less often.
+	fam := l.families[fams[rng.IntN(len(fams))]]
 	for range maxTries {
-		fam := l.families[fams[rng.IntN(len(fams))]]
 		g := newGen(rng, cfg, l)
 		p := fam.generate(g)
 		p.fam = fam
 		c := &calc{slipAt: -1}
 		ans := fam.solve(c, p)
-		if c.err != nil || c.negative || (c.fractional && !cfg.Fractions) || ans.Sign() <= 0 || tooBig(c, cfg.MaxAnswer) {
+		if c.err != nil || c.negative || (c.fractional && !cfg.Fractions) || ans.Sign() <= 0 || tooBig(c, p, cfg.MaxAnswer) {
 			continue
 		}
 		addDistractors(g, p)
@@ -135,12 +137,18 @@ func generate(l *language, cfg *Config, rng *rand.Rand) (*generated, error) {
 		}
 		return x, nil
 	}
-	return nil, fmt.Errorf("mathchat: no valid problem in %d tries (families %v, max number %d)", maxTries, fams, cfg.MaxNumber)
+	return nil, fmt.Errorf("mathchat: no valid %s problem in %d tries (max number %d)", fam.name, maxTries, cfg.MaxNumber)
 }
 
-// tooBig reports a step result above limit.
-func tooBig(c *calc, limit int) bool {
-	return c.peak != nil && c.peak.Cmp(big.NewRat(int64(limit), 1)) > 0
+// tooBig reports a given number or step result above limit.
+func tooBig(c *calc, p *problem, limit int) bool {
+	lim := big.NewRat(int64(limit), 1)
+	for _, s := range p.stmts {
+		if s.val != nil && s.val.Cmp(lim) > 0 {
+			return true
+		}
+	}
+	return c.peak != nil && c.peak.Cmp(lim) > 0
 }
 
 // addDistractors inserts cfg.Distractors distractor sentences at random

@@ -24,7 +24,7 @@ import (
 //
 // Number slots (a pattern has at most one; it carries the fact's value):
 //
-//	{n}    a count ("4", or "2/5" when fractions are on)
+//	{n}    a count ("4")
 //	{$}    money ("$3", "$2.50")
 //	{%}    a percent ("25%")
 //	{frac} a proper fraction ("2/5")
@@ -84,7 +84,7 @@ var (
 		"{items}": alt(plurals()), "{item}": alt(singulars()),
 		"{items2}": alt(plurals()), "{item2}": alt(singulars()),
 		"{thing}": alt(things),
-		"{n}":     `(\d+(?:/\d+)?)`, "{$}": `\$(\d+(?:\.\d\d)?)`,
+		"{n}":     `(\d+(?:/\d+)?)`, "{$}": `\$((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d\d)?)`,
 		"{%}": `(\d+(?:\.\d+)?)%`, "{frac}": `(\d+/\d+)`,
 	}
 )

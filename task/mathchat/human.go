@@ -62,7 +62,8 @@ var (
 		"Hi! Here is my problem. %s I don't have all the numbers in my head, so ask me if you need one.",
 		"I'm stuck on this one. %s",
 	}
-	humanFillers = []string{"Okay.", "Hmm.", "Sure.", "Let me look at my notes.", "Thanks for asking."}
+	humanFillers = []string{"Okay.", "Hmm.", "Well."}
+	revealFiller = []string{"Let me look at my notes.", "Thanks for asking.", "Good question."}
 	humanReveal  = []string{"%s", "Sure. %s", "Let me check. %s", "Oh right, %s"}
 	humanPartial = []string{"%s.", "It was %s.", "I think it was %s, let me check... yes, %s.", "%s, I think."}
 	humanBack    = []string{"Which number do you mean?", "Do you mean the one I left out? Which one?", "What do you mean exactly?"}
@@ -96,7 +97,7 @@ func (h *humanSession) Reply(_ context.Context, history []dialog.Message) (strin
 	case intentAnswer:
 		if h.truth != nil && Equal(h.truth, r.answer) {
 			h.end = dialog.Solved
-			return h.noisy(pick(h.rng, humanRight)), true, nil
+			return h.noisy(pick(h.rng, humanRight), humanFillers), true, nil
 		}
 		h.rejected++
 		if h.rejected == 1 {
@@ -125,9 +126,13 @@ func (h *humanSession) Reply(_ context.Context, history []dialog.Message) (strin
 	h.patience -= cost
 	if h.patience <= 0 {
 		h.end = dialog.GaveUp
-		return h.noisy(pick(h.rng, humanGiveUp)), true, nil
+		return h.noisy(pick(h.rng, humanGiveUp), humanFillers), true, nil
 	}
-	return h.noisy(msg), false, nil
+	fillers := humanFillers
+	if r.kind == intentAskFact && cost == 0 {
+		fillers = revealFiller
+	}
+	return h.noisy(msg, fillers), false, nil
 }
 
 // reveal tells hidden fact i: whole with chance Clarity, else partially,
@@ -151,10 +156,11 @@ func (h *humanSession) reveal(i int) string {
 	return strings.ReplaceAll(pick(h.rng, humanPartial), "%s", f.Value)
 }
 
-// noisy adds the persona's filler and typos to a message.
-func (h *humanSession) noisy(msg string) string {
+// noisy adds the persona's filler (one of fillers) and typos to a
+// message.
+func (h *humanSession) noisy(msg string, fillers []string) string {
 	if h.rng.Float64() < h.o.Persona.Verbosity/3 {
-		msg = pick(h.rng, humanFillers) + " " + msg
+		msg = pick(h.rng, fillers) + " " + msg
 	}
 	if h.rng.Float64() < h.o.Persona.TypoRate {
 		msg = typo(h.rng, msg)

@@ -39,7 +39,7 @@ var (
 
 // minCues is how many of a fact's cue words a question must use to be
 // about it; one shared word ("how many apples?") is not enough when
-// several facts mention apples.
+// several facts mention apples. A fact with a single cue needs just it.
 const minCues = 2
 
 // readAgent classifies an agent message against the facts a user holds.
@@ -52,8 +52,7 @@ func readAgent(msg string, facts []dialog.Fact) reading {
 		return reading{kind: intentAnswer, answer: a}
 	}
 	question := strings.Contains(msg, "?") || questionRe.MatchString(msg)
-	best, ties := -1, 0
-	bestScore := 0
+	best, ties, bestScore := -1, 0, 0
 	if question {
 		stems := map[string]bool{}
 		for _, w := range wordStems(msg) {
@@ -66,20 +65,23 @@ func readAgent(msg string, facts []dialog.Fact) reading {
 					s++
 				}
 			}
+			if s == 0 || s < min(minCues, len(f.Cues)) {
+				continue
+			}
 			switch {
 			case s > bestScore:
 				best, bestScore, ties = i, s, 1
-			case s == bestScore && s > 0:
+			case s == bestScore:
 				ties++
 			}
 		}
 	}
 	switch {
-	case question && bestScore >= minCues && ties == 1:
+	case best >= 0 && ties == 1:
 		return reading{kind: intentAskFact, fact: best}
 	case askAnswerRe.MatchString(msg):
 		return reading{kind: intentAskAnswer}
-	case question && bestScore >= minCues:
+	case best >= 0:
 		return reading{kind: intentAskUnclear}
 	}
 	return reading{kind: intentOther}

@@ -1,0 +1,240 @@
+// Package chatlm makes an engine model speak in conversations: it renders
+// a dialog for the side that speaks (the agent sees its view, the user
+// simulator sees the oracle context), generates whole turns for many
+// conversations in one batch, and turns logged episodes into training
+// sequences with the loss on one side's tokens.
+package chatlm
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/tokenizer"
+)
+
+// Model is an engine model with the tokenizer it was trained with.
+type Model struct {
+	LM  *lm.Model
+	Tok *tokenizer.Tokenizer
+}
+
+// New pairs a model with a tokenizer, checking that every token id fits.
+func New(m *lm.Model, tok *tokenizer.Tokenizer) (*Model, error) {
+	if tok.VocabSize() > m.Config.VocabSize {
+		return nil, fmt.Errorf("chatlm: tokenizer has %d ids, model vocab_size is %d", tok.VocabSize(), m.Config.VocabSize)
+	}
+	for _, s := range []string{tokenizer.System, tokenizer.User, tokenizer.Assistant, tokenizer.End, tokenizer.Done, tokenizer.Pad} {
+		if _, ok := tok.SpecialID(s); !ok {
+			return nil, fmt.Errorf("chatlm: tokenizer lacks the special token %s", s)
+		}
+	}
+	return &Model{LM: m, Tok: tok}, nil
+}
+
+// Load reads a checkpoint folder that holds a tokenizer.json. The returned
+// optimizer is nil when the folder has no optimizer state.
+func Load(dir string) (*Model, *lm.AdamW, error) {
+	ck, err := lm.LoadCheckpoint(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ck.Tokenizer) == 0 {
+		return nil, nil, fmt.Errorf("load %s: no %s: a chat model needs its tokenizer", dir, lm.TokenizerFile)
+	}
+	tok, err := tokenizer.Parse(ck.Tokenizer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %s: %s: %w", dir, lm.TokenizerFile, err)
+	}
+	m, err := New(ck.Model, tok)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %s: %w", dir, err)
+	}
+	return m, ck.Optimizer, nil
+}
+
+// Save writes the model, its tokenizer and (when not nil) the optimizer
+// state to dir.
+func (m *Model) Save(dir string, opt *lm.AdamW) error {
+	return lm.SaveCheckpoint(dir, lm.Checkpoint{Model: m.LM, Optimizer: opt, Tokenizer: m.Tok.Bytes()})
+}
+
+// Clone returns an independent copy of the weights (for a frozen
+// reference policy) sharing the tokenizer.
+func (m *Model) Clone() (*Model, error) {
+	c, err := lm.New(m.LM.Config, rand.New(rand.NewPCG(0, 0)))
+	if err != nil {
+		return nil, err
+	}
+	copy(c.Params.Data, m.LM.Params.Data)
+	c.Workers = m.LM.Workers
+	return &Model{LM: c, Tok: m.Tok}, nil
+}
+
+// AgentMessages is the conversation as the agent sees it: its view as the
+// system turn, then the dialog.
+func AgentMessages(v *dialog.View, history []dialog.Message) []tokenizer.Message {
+	sys := v.Instructions
+	if v.Draft != "" {
+		sys += "\nDraft:\n" + v.Draft
+	}
+	return withSystem(sys, history)
+}
+
+// UserMessages is the conversation as the user simulator sees it: the
+// oracle context as the system turn (or, blind, only what the user said
+// first is known — the no-oracle-context ablation), then the dialog.
+func UserMessages(o *dialog.Oracle, history []dialog.Message, oracle bool) []tokenizer.Message {
+	sys := "You are the user."
+	if oracle {
+		sys = OracleContext(o)
+	}
+	return withSystem(sys, history)
+}
+
+func withSystem(sys string, history []dialog.Message) []tokenizer.Message {
+	msgs := make([]tokenizer.Message, 0, len(history)+1)
+	msgs = append(msgs, tokenizer.Message{Role: string(dialog.RoleSystem), Content: sys})
+	for _, h := range history {
+		msgs = append(msgs, tokenizer.Message{Role: string(h.Role), Content: h.Content})
+	}
+	return msgs
+}
+
+// OracleContext serialises what only the user knows, compactly: what the
+// user opens with (the initial instruction), the hidden facts or the
+// concrete edits, the ground truth, and the persona.
+func OracleContext(o *dialog.Oracle) string {
+	var b strings.Builder
+	switch {
+	case o.Opening != "":
+		fmt.Fprintf(&b, "Opening: %s\n", o.Opening)
+	case o.Instruction != "":
+		fmt.Fprintf(&b, "Goal: %s\n", o.Instruction)
+	}
+	for _, f := range o.Facts {
+		if f.Hidden {
+			fmt.Fprintf(&b, "Hidden: %s\n", f.Text)
+		}
+	}
+	for _, e := range o.Edits {
+		fmt.Fprintf(&b, "Edit: %s\n", e.Detail)
+	}
+	if o.Truth != "" {
+		label := "Answer"
+		if o.Draft != "" {
+			label = "Target"
+		}
+		fmt.Fprintf(&b, "%s: %s\n", label, o.Truth)
+	}
+	p := o.Persona
+	fmt.Fprintf(&b, "Persona: patience %d, clarity %.1f, typos %.2f", p.Patience, p.Clarity, p.TypoRate)
+	if p.Threshold > 0 {
+		fmt.Fprintf(&b, ", threshold %.0f", p.Threshold)
+	}
+	return b.String()
+}
+
+// GenConfig controls generation of one turn.
+type GenConfig struct {
+	// MaxNewTokens bounds a turn. Default 64.
+	MaxNewTokens int
+	// Temperature of sampling; 0 is greedy. Default 1 (on-policy).
+	Temperature float64
+	// TopP nucleus; 1 keeps all. Default 1.
+	TopP float64
+}
+
+// DefaultGenConfig returns the documented defaults.
+func DefaultGenConfig() GenConfig { return GenConfig{MaxNewTokens: 64, Temperature: 1, TopP: 1} }
+
+// Turn is one generated turn.
+type Turn struct {
+	Text string
+	// Done: the speaker ended the episode (<|done|>).
+	Done bool
+	// Clean: the turn closed with <|end|> or <|done|>; false when a length
+	// limit cut it or the model emitted another special token.
+	Clean bool
+	// IDs are the sampled ids, the closing token included; LogProbs their
+	// log-probabilities under the model.
+	IDs      []int
+	LogProbs []float32
+}
+
+// Generate writes the next turn of role ("user" or "assistant") for each
+// conversation, each drawing only from its own rngs[i]. Conversations too
+// long for the context lose their oldest turns after the system turn.
+func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig, rngs []*rand.Rand) ([]Turn, error) {
+	if len(convs) != len(rngs) {
+		return nil, fmt.Errorf("generate: %d random sources for %d conversations", len(rngs), len(convs))
+	}
+	if gc.MaxNewTokens <= 0 {
+		return nil, errors.New("generate: MaxNewTokens must be positive")
+	}
+	prompts := make([][]int, len(convs))
+	for i, c := range convs {
+		p, err := m.Prompt(c, role, gc.MaxNewTokens)
+		if err != nil {
+			return nil, err
+		}
+		prompts[i] = p
+	}
+	if len(prompts) == 0 {
+		return nil, nil
+	}
+	comps, err := m.LM.Sample(prompts, lm.SampleConfig{
+		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
+	}, rngs)
+	if err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
+	out := make([]Turn, len(comps))
+	for i, c := range comps {
+		r := m.Tok.ParseReply(c.Tokens)
+		out[i] = Turn{
+			Text:     strings.TrimSpace(r.Text),
+			Done:     r.Done(),
+			Clean:    r.Stop == tokenizer.End || r.Stop == tokenizer.Done,
+			IDs:      c.Tokens,
+			LogProbs: c.LogProbs,
+		}
+	}
+	return out, nil
+}
+
+// Prompt renders the prompt for the next turn of role, dropping the oldest turns after the system
+// turn until it leaves room for maxNew tokens, and cutting the system turn
+// itself as the last resort.
+func (m *Model) Prompt(conv []tokenizer.Message, role string, maxNew int) ([]int, error) {
+	limit := m.LM.Config.Context - maxNew
+	if limit < 8 {
+		return nil, fmt.Errorf("generate: context %d leaves no room for a prompt with %d new tokens", m.LM.Config.Context, maxNew)
+	}
+	for drop := 0; ; drop++ {
+		msgs := conv
+		if drop > 0 && len(conv) > 1 {
+			if drop >= len(conv) {
+				msgs = conv[:1]
+			} else {
+				msgs = append(append([]tokenizer.Message{}, conv[0]), conv[1+drop:]...)
+			}
+		}
+		ids, _, err := m.Tok.RenderPrompt(msgs, role)
+		if err != nil {
+			return nil, fmt.Errorf("generate: %w", err)
+		}
+		if len(ids) <= limit {
+			return ids, nil
+		}
+		if len(msgs) <= 1 {
+			// The system turn alone is too long: keep its head and the
+			// opening of the turn to write.
+			head := append([]int{}, ids[:limit-1]...)
+			return append(head, ids[len(ids)-1]), nil
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package chatlm_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/chatlm/chatlmtest"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/tokenizer"
+)
+
+func TestSequencesMaskOneSide(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(4, 1)
+	m := chatlmtest.TinyModel(t, eps)
+	ep := &eps[0]
+	agent, err := m.AgentSequence(ep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, err := m.UserSequence(ep, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent's trained tokens decode to its message and closing token.
+	var got []int
+	for i, w := range agent.Mask {
+		if w > 0 {
+			got = append(got, agent.IDs[i+1])
+		}
+	}
+	if want := "2 + 2 = 4."; !strings.Contains(m.Tok.Decode(got), ep.Messages[1].Content[:3]) {
+		t.Fatalf("agent tokens decode to %q, want the agent's message (like %q)", m.Tok.Decode(got), want)
+	}
+	end, _ := m.Tok.SpecialID(tokenizer.End)
+	if got[len(got)-1] != end {
+		t.Fatalf("agent's trained tokens end with %d, want <|end|> %d", got[len(got)-1], end)
+	}
+	// The user's trained tokens are both user turns and end with <|done|>.
+	got = got[:0]
+	for i, w := range user.Mask {
+		if w > 0 {
+			got = append(got, user.IDs[i+1])
+		}
+	}
+	done, _ := m.Tok.SpecialID(tokenizer.Done)
+	if got[len(got)-1] != done {
+		t.Fatalf("user's trained tokens end with %d, want <|done|>", got[len(got)-1])
+	}
+	text := m.Tok.Decode(got)
+	if !strings.Contains(text, "what is") || !strings.Contains(text, "right, thanks!") || strings.Contains(text, " = ") {
+		t.Fatalf("user's trained tokens decode to %q: want both user turns and no agent text", text)
+	}
+	// The oracle context is in the user's sequence, not in the agent's.
+	if !strings.Contains(m.Tok.Decode(user.IDs), "Answer: "+ep.Oracle.Truth) || strings.Contains(m.Tok.Decode(agent.IDs), "Answer:") {
+		t.Fatal("oracle context leaked to the agent or missing for the user")
+	}
+	blind, _ := m.UserSequence(ep, false)
+	if strings.Contains(m.Tok.Decode(blind.IDs), "Answer:") {
+		t.Fatal("no-oracle-context sequence carries the answer")
+	}
+}
+
+func TestAgentAndUserSpeakDeterministically(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(4, 1)
+	m := chatlmtest.TinyModel(t, eps)
+	a := &chatlm.Agent{Model: m, Gen: chatlm.GenConfig{MaxNewTokens: 12, Temperature: 1, TopP: 1}}
+	u := &chatlm.User{Model: m, Oracle: true, Gen: chatlm.GenConfig{MaxNewTokens: 12, Temperature: 1, TopP: 1}}
+	play := func() ([]string, [][]int) {
+		var texts []string
+		var ids [][]int
+		for i := range eps {
+			s := a.NewSession(&eps[i].View, rand.New(rand.NewPCG(uint64(i), 1)))
+			us := u.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(uint64(i), 2)))
+			open, err := us.Open(context.Background())
+			if err != nil || open == "" {
+				t.Fatalf("open: %q, %v", open, err)
+			}
+			h := []dialog.Message{{Role: dialog.RoleUser, Content: open}}
+			text, err := s.Act(context.Background(), h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h = append(h, dialog.Message{Role: dialog.RoleAssistant, Content: text})
+			reply, _, err := us.Reply(context.Background(), h)
+			if err != nil || reply == "" {
+				t.Fatalf("reply %q, %v: an untrained model's reply must still be usable", reply, err)
+			}
+			texts = append(texts, open, text, reply)
+			as := s.(*chatlm.AgentSession)
+			if len(as.Turns) != 1 || len(as.Turns[0].IDs) == 0 {
+				t.Fatalf("session recorded %d turns", len(as.Turns))
+			}
+			sampled := as.Sampled(h)
+			if sampled[2] == nil {
+				t.Fatalf("sampled ids not lined up with the agent message: %v", sampled)
+			}
+			ids = append(ids, as.Turns[0].IDs)
+		}
+		return texts, ids
+	}
+	t1, i1 := play()
+	t2, i2 := play()
+	if !reflect.DeepEqual(t1, t2) || !reflect.DeepEqual(i1, i2) {
+		t.Fatal("same seeds gave different conversations")
+	}
+}
+
+func TestSaveLoadAndMismatch(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(4, 1)
+	m := chatlmtest.TinyModel(t, eps)
+	dir := filepath.Join(t.TempDir(), "ck")
+	if err := m.Save(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := chatlm.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Tok.Equal(m.Tok) || !reflect.DeepEqual(back.LM.Params.Data, m.LM.Params.Data) {
+		t.Fatal("checkpoint round trip changed the model")
+	}
+	if _, _, err := chatlm.Load(t.TempDir()); err == nil {
+		t.Fatal("empty folder: want an error")
+	}
+}
+
+func TestFitPromptDropsOldTurns(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(1, 1)
+	m := chatlmtest.TinyModel(t, eps)
+	long := []dialog.Message{}
+	for range 40 {
+		long = append(long, dialog.Message{Role: dialog.RoleUser, Content: "what is 1 plus 2?"}, dialog.Message{Role: dialog.RoleAssistant, Content: "1 + 2 = 3."})
+	}
+	long = append(long, dialog.Message{Role: dialog.RoleUser, Content: "last one"})
+	ids, err := m.Prompt(chatlm.AgentMessages(&eps[0].View, long), "assistant", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) > m.LM.Config.Context-16 {
+		t.Fatalf("prompt of %d tokens does not leave 16 of %d", len(ids), m.LM.Config.Context)
+	}
+	text := m.Tok.Decode(ids)
+	if !strings.Contains(text, "last one") || !strings.Contains(text, "Answer sums.") {
+		t.Fatalf("fitted prompt lost the system turn or the newest turn: %q", text)
+	}
+}

@@ -1,0 +1,179 @@
+package chatlm
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/tokenizer"
+)
+
+// Agent is a policy backed by a chat model: the lm:DIR agent. It answers
+// a rollout step for all conversations in one batch.
+type Agent struct {
+	Model *Model
+	Gen   GenConfig
+
+	mu sync.Mutex // the engine model is not safe for concurrent use
+}
+
+// AgentSession is one episode of an Agent. Turns records what the model
+// sampled for each of its turns, in order, for the trainers.
+type AgentSession struct {
+	agent *Agent
+	view  *dialog.View
+	rng   *rand.Rand
+	Turns []Turn
+}
+
+// NewSession starts an episode.
+func (a *Agent) NewSession(v *dialog.View, rng *rand.Rand) dialog.AgentSession {
+	return &AgentSession{agent: a, view: v, rng: rng}
+}
+
+// Act answers one conversation.
+func (s *AgentSession) Act(ctx context.Context, history []dialog.Message) (string, error) {
+	out, err := s.agent.ActBatch(ctx, []dialog.AgentSession{s}, [][]dialog.Message{history})
+	if err != nil {
+		return "", err
+	}
+	return out[0], nil
+}
+
+// ActBatch answers a whole rollout step.
+func (a *Agent) ActBatch(ctx context.Context, sessions []dialog.AgentSession, histories [][]dialog.Message) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	convs := make([][]tokenizer.Message, len(sessions))
+	rngs := make([]*rand.Rand, len(sessions))
+	own := make([]*AgentSession, len(sessions))
+	for i, s := range sessions {
+		own[i] = s.(*AgentSession)
+		convs[i] = AgentMessages(own[i].view, histories[i])
+		rngs[i] = own[i].rng
+	}
+	a.mu.Lock()
+	turns, err := a.Model.Generate(convs, string(dialog.RoleAssistant), a.Gen, rngs)
+	a.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		own[i].Turns = append(own[i].Turns, t)
+		out[i] = t.Text
+	}
+	return out, nil
+}
+
+// Sampled lines up the session's recorded turns with the agent messages of
+// a conversation as AgentMessages renders it (system turn first), for
+// Model.Encode.
+func (s *AgentSession) Sampled(history []dialog.Message) [][]int {
+	sampled := make([][]int, len(history)+1)
+	k := 0
+	for i, m := range history {
+		if m.Role == dialog.RoleAssistant && k < len(s.Turns) {
+			sampled[i+1] = s.Turns[k].IDs
+			k++
+		}
+	}
+	return sampled
+}
+
+// unclear is what a model user says when its generated turn is unusable.
+const unclear = "Sorry, I'm not sure what you mean."
+
+// User is a user simulator backed by a chat model: the learned:DIR user
+// (Oracle true) or its no-oracle-context ablation (Oracle false). It ends
+// the episode by emitting <|done|>. A reply cut by the length limit is
+// kept as far as it goes; an empty or garbled one reads as an unclear turn;
+// nothing a model writes can crash an episode.
+type User struct {
+	Model  *Model
+	Oracle bool
+	Gen    GenConfig
+
+	mu sync.Mutex
+}
+
+type userSession struct {
+	user   *User
+	oracle *dialog.Oracle
+	rng    *rand.Rand
+}
+
+// NewSession starts an episode.
+func (u *User) NewSession(o *dialog.Oracle, rng *rand.Rand) dialog.UserSession {
+	return &userSession{user: u, oracle: o, rng: rng}
+}
+
+func (s *userSession) Open(ctx context.Context) (string, error) {
+	out, err := s.user.OpenBatch(ctx, []dialog.UserSession{s})
+	if err != nil {
+		return "", err
+	}
+	return out[0], nil
+}
+
+func (s *userSession) Reply(ctx context.Context, history []dialog.Message) (string, bool, error) {
+	texts, ends, err := s.user.ReplyBatch(ctx, []dialog.UserSession{s}, [][]dialog.Message{history})
+	if err != nil {
+		return "", false, err
+	}
+	return texts[0], ends[0], nil
+}
+
+// OpenBatch writes every conversation's opening. An opening cannot end the
+// episode; an unusable one falls back to the task's own opening line.
+func (u *User) OpenBatch(ctx context.Context, sessions []dialog.UserSession) ([]string, error) {
+	turns, own, err := u.generate(ctx, sessions, make([][]dialog.Message, len(sessions)))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		out[i] = t.Text
+		if out[i] == "" {
+			out[i] = own[i].oracle.Opening
+		}
+	}
+	return out, nil
+}
+
+// ReplyBatch answers a whole rollout step.
+func (u *User) ReplyBatch(ctx context.Context, sessions []dialog.UserSession, histories [][]dialog.Message) ([]string, []bool, error) {
+	turns, _, err := u.generate(ctx, sessions, histories)
+	if err != nil {
+		return nil, nil, err
+	}
+	texts := make([]string, len(turns))
+	ends := make([]bool, len(turns))
+	for i, t := range turns {
+		texts[i], ends[i] = t.Text, t.Done
+		if t.Text == "" && !t.Done {
+			texts[i] = unclear
+		}
+	}
+	return texts, ends, nil
+}
+
+func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, histories [][]dialog.Message) ([]Turn, []*userSession, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	convs := make([][]tokenizer.Message, len(sessions))
+	rngs := make([]*rand.Rand, len(sessions))
+	own := make([]*userSession, len(sessions))
+	for i, s := range sessions {
+		own[i] = s.(*userSession)
+		convs[i] = UserMessages(own[i].oracle, histories[i], u.Oracle)
+		rngs[i] = own[i].rng
+	}
+	u.mu.Lock()
+	turns, err := u.Model.Generate(convs, string(dialog.RoleUser), u.Gen, rngs)
+	u.mu.Unlock()
+	return turns, own, err
+}

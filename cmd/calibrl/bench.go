@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/lm"
+)
+
+// benchReport is the --json output: exactly one object.
+type benchReport struct {
+	Configs    []lm.BenchResult `json:"configs"`
+	GemmGFLOPS float64          `json:"gemm_gflops_2048"`
+}
+
+func newBenchCmd() *cobra.Command {
+	var (
+		asJSON   bool
+		models   string
+		gemmSize int
+		bc       = lm.DefaultBenchConfig()
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the model engine: training, scoring and sampling speed, and GEMM rate",
+		Long: `bench measures the engine on the benchmark models A (vocab 512, d 128,
+4 layers, 4 heads, context 256) and B (d 256, 8 heads, otherwise A):
+training tokens/s (forward+backward+AdamW on a batch × seq-len batch),
+one forward log-prob pass in ms, and KV-cache sampling tokens/s (batch
+prompts of prompt-len tokens, new-tokens each), plus gemm.Sgemm's
+GFLOP/s on a gemm-size³ product. Each figure is the mean of --steps
+timed runs after one warm-up. Compare with bench/torch_peer.py run on
+the same machine at the same time.`,
+		Example: `  calibrl bench
+  calibrl bench --json --steps 10`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := bc.Validate(); err != nil {
+				return err
+			}
+			if gemmSize < 0 {
+				return fmt.Errorf("--gemm-size %d, want ≥ 0", gemmSize)
+			}
+			var run []lm.NamedConfig
+			want := strings.Split(models, ",")
+			for _, nc := range lm.BenchModels() {
+				if slices.Contains(want, nc.Name) {
+					run = append(run, nc)
+				}
+			}
+			if len(run) != len(want) {
+				return fmt.Errorf("--models %q: known models are A and B", models)
+			}
+			rep := benchReport{Configs: []lm.BenchResult{}}
+			for _, nc := range run {
+				if err := cmd.Context().Err(); err != nil {
+					return err
+				}
+				r, err := lm.Bench(nc, bc)
+				if err != nil {
+					return err
+				}
+				rep.Configs = append(rep.Configs, r)
+			}
+			if gemmSize > 0 {
+				rep.GemmGFLOPS = lm.BenchGemm(gemmSize, bc.Steps)
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+			}
+			return printBench(cmd.OutOrStdout(), rep, bc, gemmSize)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
+	f.IntVar(&bc.Steps, "steps", bc.Steps, "timed repetitions of each measurement")
+	f.StringVar(&models, "models", "A,B", "comma-separated benchmark models to run")
+	f.IntVar(&bc.Batch, "batch", bc.Batch, "sequences per training/scoring batch and sampling batch")
+	f.IntVar(&bc.SeqLen, "seq-len", bc.SeqLen, "tokens per training/scoring sequence")
+	f.IntVar(&bc.PromptLen, "prompt-len", bc.PromptLen, "sampling prompt length")
+	f.IntVar(&bc.NewTokens, "new-tokens", bc.NewTokens, "tokens sampled per sequence")
+	f.IntVar(&bc.Workers, "workers", 0, "goroutines per step (0: GOMAXPROCS)")
+	f.IntVar(&gemmSize, "gemm-size", 2048, "square GEMM size to time (0 skips)")
+	return cmd
+}
+
+func printBench(w io.Writer, rep benchReport, bc lm.BenchConfig, gemmSize int) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "model\tparams\ttrain tokens/s\tforward ms\tsample tokens/s\t\n")
+	for _, r := range rep.Configs {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%.0f\t\n", r.Name, r.Params, r.TrainTokensPerS, r.ForwardMS, r.SampleTokensPerS)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "(train/forward batch %d×%d, sampling %d prompts of %d + %d new tokens, mean of %d runs)\n",
+		bc.Batch, bc.SeqLen, bc.Batch, bc.PromptLen, bc.NewTokens, bc.Steps)
+	if gemmSize > 0 {
+		fmt.Fprintf(w, "gemm %d³: %.1f GFLOP/s\n", gemmSize, rep.GemmGFLOPS)
+	}
+	return nil
+}

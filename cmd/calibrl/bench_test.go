@@ -1,0 +1,35 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestBenchSmoke(t *testing.T) {
+	cmd := newBenchCmd()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"--json", "--steps", "1", "--models", "A", "--batch", "2", "--seq-len", "16", "--prompt-len", "4", "--new-tokens", "4", "--gemm-size", "64"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("output %q: %v", out.String(), err)
+	}
+	if len(rep.Configs) != 1 || rep.Configs[0].Name != "A" || rep.Configs[0].Params != 891648 || rep.GemmGFLOPS <= 0 {
+		t.Errorf("got %+v, want one config A with 891648 params and a GEMM rate", rep)
+	}
+	for _, r := range rep.Configs {
+		if !(r.TrainTokensPerS > 0 && r.ForwardMS > 0 && r.SampleTokensPerS > 0) {
+			t.Errorf("got %+v, want positive figures", r)
+		}
+	}
+	bad := newBenchCmd()
+	bad.SetOut(&bytes.Buffer{})
+	bad.SetArgs([]string{"--models", "C"})
+	if err := bad.Execute(); err == nil {
+		t.Error("--models C: got no error")
+	}
+}

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes `calibrl args...` in-process and returns what it printed.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("calibrl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func TestEvalJSONAndDeterminism(t *testing.T) {
+	args := []string{"eval", "--task", "mathchat", "--agent", "scripted:careful", "--user", "human", "-n", "40", "--seed", "3", "--json"}
+	first := mustRun(t, args...)
+	var s map[string]any
+	if err := json.Unmarshal([]byte(first), &s); err != nil {
+		t.Fatalf("eval --json is not one JSON object: %v\n%s", err, first)
+	}
+	for _, k := range []string{"task", "agent", "user", "split", "episodes", "success", "success_ci95", "reward", "turns", "tokens"} {
+		if _, ok := s[k]; !ok {
+			t.Errorf("eval --json lacks %q", k)
+		}
+	}
+	if s["episodes"].(float64) != 40 || s["split"] != "test" {
+		t.Fatalf("episodes %v split %v", s["episodes"], s["split"])
+	}
+	if again := mustRun(t, append(args, "--workers", "1")...); again != first {
+		t.Fatalf("same seed and flags, one worker: output differs\n%s\n%s", first, again)
+	}
+	other := mustRun(t, "eval", "--task", "mathchat", "--agent", "scripted:guesser", "--user", "naive", "-n", "40", "--seed", "3", "--json")
+	if other == first {
+		t.Fatal("a different agent and user gave the same output")
+	}
+}
+
+func TestBadInputIsAOneLineError(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"id\":\"a\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n{oops\n"), 0o644)
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown task", []string{"eval", "--task", "chess"}, `unknown task "chess"`},
+		{"unknown agent", []string{"eval", "--agent", "scripted:wizard", "-n", "1"}, "wizard"},
+		{"unknown agent kind", []string{"eval", "--agent", "robot", "-n", "1"}, `unknown agent "robot"`},
+		{"unknown user", []string{"eval", "--user", "alien", "-n", "1"}, `unknown user "alien"`},
+		{"zero episodes", []string{"eval", "-n", "0"}, "-n must be positive"},
+		{"bad split", []string{"eval", "--split", "dev", "-n", "1"}, `unknown split "dev"`},
+		{"unwritable output", []string{"collect", "-n", "2", "--out", filepath.Join(dir, "missing", "logs.jsonl")}, "cannot write"},
+		{"malformed logs", []string{"train-sim", "--logs", bad, "--out", filepath.Join(dir, "sim"), "--preset", "tiny"}, bad + ":2:"},
+		{"missing checkpoint", []string{"eval", "--agent", "lm:" + filepath.Join(dir, "nope"), "-n", "1"}, "nope"},
+		{"unknown preset", []string{"reproduce", "--preset", "huge", "--out", filepath.Join(dir, "r")}, `unknown preset "huge"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := run(t, c.args...)
+			if err == nil {
+				t.Fatalf("want an error, got success:\n%s", out)
+			}
+			if msg := err.Error(); !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+				t.Fatalf("error %q: want one line containing %q", msg, c.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); !os.IsNotExist(err) {
+		t.Fatal("a failed collect left a folder behind")
+	}
+}
+
+func TestCollectWritesLogs(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "logs.jsonl")
+	mustRun(t, "collect", "--agent", "scripted:careful,guesser", "-n", "7", "--seed", "2", "--out", out)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("got %d episodes, want 7", len(lines))
+	}
+	if !strings.Contains(lines[0], `"agent":"scripted:careful"`) || !strings.Contains(lines[6], `"agent":"scripted:guesser"`) {
+		t.Fatal("profiles not shared out between the episodes")
+	}
+	if !strings.Contains(lines[0], `"oracle"`) {
+		t.Fatal("logs lack the oracle context")
+	}
+}
+
+// The whole Phase I path on the tiny preset: collect, calibrate, play the
+// learned user, measure its fidelity.
+func TestTrainSimAndFidelityTiny(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs.jsonl")
+	sim := filepath.Join(dir, "sim")
+	mustRun(t, "collect", "--agent", "scripted:careful,sloppy,guesser,answer-seeker", "-n", "40", "--out", logs)
+	mustRun(t, "train-sim", "--logs", logs, "--out", sim, "--preset", "tiny")
+	for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", "calibrl.json", "last/optimizer.safetensors"} {
+		if _, err := os.Stat(filepath.Join(sim, f)); err != nil {
+			t.Errorf("simulator checkpoint lacks %s", f)
+		}
+	}
+	ev := mustRun(t, "eval", "--agent", "scripted:careful", "--user", "learned:"+sim, "-n", "4", "--max-turns", "3", "--json")
+	if !strings.Contains(ev, `"user": "learned:`) {
+		t.Fatalf("eval against the learned user: %s", ev)
+	}
+	if _, err := run(t, "eval", "--user", "learned-nocontext:"+sim, "-n", "1"); err == nil {
+		t.Fatal("a simulator trained with the oracle context used as learned-nocontext: want an error")
+	}
+	fid := mustRun(t, "fidelity", "--sim", "naive,learned:"+sim, "-n", "6", "--max-turns", "3", "--json", "--out", filepath.Join(dir, "fid"))
+	dec := json.NewDecoder(strings.NewReader(fid))
+	for _, want := range []string{"naive", "learned:" + sim} {
+		var rep map[string]any
+		if err := dec.Decode(&rep); err != nil {
+			t.Fatalf("fidelity --json: %v\n%s", err, fid)
+		}
+		if rep["sim"] != want {
+			t.Fatalf("sim %v, want %s", rep["sim"], want)
+		}
+		for _, k := range []string{"delta_mean", "sycophancy", "leak", "oversharing", "sim_to_real_gap", "human"} {
+			if _, ok := rep[k]; !ok {
+				t.Errorf("fidelity --json lacks %q", k)
+			}
+		}
+		if want != "naive" {
+			if _, ok := rep["nll"]; !ok {
+				t.Error("a learned simulator's report lacks its NLL on human turns")
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fid", "fidelity_delta.png")); err != nil {
+		t.Error("no δ_t plot")
+	}
+}
+
+// reproduce on the tiny preset: every stage runs and the run folder holds
+// what the report promises.
+func TestReproduceTiny(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out := mustRun(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--json")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("reproduce --json: %v\n%s", err, out)
+	}
+	arms := map[string]bool{}
+	for _, r := range rows {
+		arms[r["arm"].(string)] = true
+		for _, k := range []string{"success", "ci95", "turns", "tokens", "train_reward", "real_reward"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("arm %v lacks %q", r["arm"], k)
+			}
+		}
+	}
+	for _, a := range []string{"base", "static", "naive-interactive", "calibrated-interactive", "oracle-interactive"} {
+		if !arms[a] {
+			t.Errorf("no row for arm %s", a)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "checkpoints", a, "model.safetensors")); err != nil {
+			t.Errorf("no checkpoint for arm %s", a)
+		}
+	}
+	for _, f := range []string{"manifest.json", "metrics.jsonl", "logs.jsonl", "tokenizer.json", "summary.json", "report.md",
+		"plots/comparison.png", "plots/training.png", "checkpoints/sim/model.safetensors", "eval/base.episodes.jsonl"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("run folder lacks %s", f)
+		}
+	}
+	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"| arm |", "calibrated-interactive", "plots/training.png"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// Run again: every stage is already done and the summary is the same.
+	again := mustRun(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--json")
+	if again != out {
+		t.Fatalf("resuming a finished run changed its summary:\n%s\n%s", out, again)
+	}
+	if _, err := run(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--seed", "9"); err == nil {
+		t.Fatal("resuming with another seed: want an error")
+	}
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/sft"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/tokenizer"
+	"github.com/calibrl/calibrl/train"
+)
+
+func newTrainPolicyCmd() *cobra.Command {
+	var (
+		algo, taskName, userName, initDir, out, logs, presetName, tokPath string
+		seed                                                               uint64
+		steps                                                              int
+	)
+	cmd := &cobra.Command{
+		Use:   "train-policy",
+		Short: "Train a policy: behaviour cloning (sft), static context RL (static) or interactive GRPO (grpo)",
+		Long: `train-policy trains the agent side.
+
+  --algo sft     clone the agent turns of --logs into a base policy
+  --algo grpo    interactive GRPO: from --init, whole conversations against the
+                 frozen --user (naive, learned:DIR, human), sparse outcome
+                 reward, group-relative advantages, clipped ratio, k3 KL to
+                 the initial policy, loss on agent tokens only
+  --algo static  static context RL: from --init, single agent turns cut from
+                 --logs; each of G candidates is scored by completing the
+                 conversation with the logging agent against --user (the
+                 calibrated simulator, learned:DIR)
+
+Every RL run logs a reward-hacking monitor: the policy on fixed held-out
+instances against the training user and against the human proxy, side by
+side. Budgets come from --preset; checkpoints are resumable (run the same
+command again after an interruption).`,
+		Example: `  calibrl train-policy --algo sft --task mathchat --logs logs.jsonl --out base
+  calibrl train-policy --algo grpo --task mathchat --user learned:sim --init base --out calibrated
+  calibrl train-policy --algo static --task mathchat --user learned:sim --logs logs.jsonl --init base --out static`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := preset.Get(presetName)
+			if err != nil {
+				return err
+			}
+			t, err := task.Lookup(taskName)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				return fmt.Errorf("--out: name the checkpoint folder to write")
+			}
+			log := rlProgress(algo)
+			switch algo {
+			case "sft":
+				if logs == "" {
+					return fmt.Errorf("--algo sft needs --logs")
+				}
+				eps, err := loadTaskLogs(logs, taskName)
+				if err != nil {
+					return err
+				}
+				cfg := sft.Config{Model: p.Policy, SFT: p.PolicySFT, Vocab: p.Vocab, Seed: seed}
+				if steps > 0 {
+					cfg.SFT.Steps = steps
+				}
+				if tokPath != "" {
+					if cfg.Tokenizer, err = tokenizer.Load(tokPath); err != nil {
+						return err
+					}
+				}
+				meta, err := sft.Policy(cmd.Context(), eps, cfg, out, sftProgress("train-policy", cfg.SFT.Steps))
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(meta.Result)
+			case "grpo", "static":
+				if initDir == "" {
+					return fmt.Errorf("--algo %s needs --init, the policy to start from", algo)
+				}
+				policy, _, err := chatlm.Load(initDir)
+				if err != nil {
+					return err
+				}
+				u, err := spec.User(t, userName)
+				if err != nil {
+					return err
+				}
+				human, err := t.User("human")
+				if err != nil {
+					return err
+				}
+				cfg := p.RL
+				cfg.Seed = seed
+				if steps > 0 {
+					cfg.Iterations = steps
+				}
+				var res train.GRPOResult
+				if algo == "grpo" {
+					res, err = train.GRPO(cmd.Context(), policy, t, u, human, cfg, out, log)
+				} else {
+					if logs == "" {
+						return fmt.Errorf("--algo static needs --logs")
+					}
+					eps, lerr := loadTaskLogs(logs, taskName)
+					if lerr != nil {
+						return lerr
+					}
+					behaviour := func(name string) (dialog.Agent, error) { return spec.Agent(t, name) }
+					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{GRPOConfig: cfg}, out, log)
+				}
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
+			}
+			return fmt.Errorf("unknown --algo %q (want sft, static or grpo)", algo)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&algo, "algo", "grpo", "sft, static or grpo")
+	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
+	f.StringVar(&userName, "user", "naive", "training user for grpo/static: naive, learned:DIR, human")
+	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
+	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
+	f.StringVar(&logs, "logs", "", "logged episodes (sft, static)")
+	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
+	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json for sft (default: train one on the logs)")
+	f.Uint64Var(&seed, "seed", 1, "seed")
+	f.IntVar(&steps, "steps", 0, "override the preset's SFT steps or RL iterations")
+	return cmd
+}
+
+// rlProgress logs each RL iteration and monitor reading.
+func rlProgress(label string) func(map[string]any) {
+	return func(rec map[string]any) {
+		if v, ok := rec["rollout/reward_mean"]; ok {
+			slog.Info(label, "iter", rec["step"], "reward", v, "loss", rec["loss/policy"], "kl", rec["loss/kl"])
+		}
+		if v, ok := rec["monitor/train_user_reward"]; ok {
+			slog.Info(label+" monitor", "iter", rec["step"], "train_user_reward", v, "human_reward", rec["monitor/human_reward"])
+		}
+	}
+}

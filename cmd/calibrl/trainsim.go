@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/sft"
+	"github.com/calibrl/calibrl/tokenizer"
+)
+
+func newTrainSimCmd() *cobra.Command {
+	var (
+		taskName, logs, out, presetName, tokPath string
+		noOracle, asJSON                         bool
+		seed                                     uint64
+		steps                                    int
+	)
+	cmd := &cobra.Command{
+		Use:   "train-sim",
+		Short: "Phase I: calibrate a user simulator on logged human conversations",
+		Long: `train-sim fits a user simulator to the user side of logged conversations
+(from 'calibrl collect'): a small transformer, conditioned on the oracle
+context (the user's opening, hidden facts or edits, the ground truth and the
+persona), trained by next-token NLL on the user's turns only. The user's
+choice to end the conversation is a token it learns to emit.
+
+A tenth of the logs is held out; training stops early when the held-out NLL
+stops improving, and the best model is kept. Checkpoints are written as it
+goes (OUT/last, OUT/best); run the same command again to resume an
+interrupted run. Use the result as --user learned:OUT.
+
+--no-oracle-context trains the ablation that sees only the dialogue (use it
+as --user learned-nocontext:OUT): without the ground truth a simulator
+cannot tell a right answer from a wrong one.`,
+		Example: `  calibrl collect --task mathchat --agent scripted:careful,sloppy,guesser,answer-seeker -n 2000 --out logs.jsonl
+  calibrl train-sim --task mathchat --logs logs.jsonl --out sim --preset quick
+  calibrl eval --task mathchat --agent scripted:careful --user learned:sim`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := preset.Get(presetName)
+			if err != nil {
+				return err
+			}
+			eps, err := loadTaskLogs(logs, taskName)
+			if err != nil {
+				return err
+			}
+			cfg := sft.Config{Model: p.Sim, SFT: p.SimSFT, Vocab: p.Vocab, Oracle: !noOracle, Seed: seed}
+			if steps > 0 {
+				cfg.SFT.Steps = steps
+			}
+			if tokPath != "" {
+				if cfg.Tokenizer, err = tokenizer.Load(tokPath); err != nil {
+					return err
+				}
+			}
+			slog.Info("train-sim", "task", taskName, "logs", len(eps), "preset", p.Name, "oracle_context", cfg.Oracle, "steps", cfg.SFT.Steps, "out", out)
+			meta, err := sft.Simulator(cmd.Context(), eps, cfg, out, sftProgress("train-sim", cfg.SFT.Steps))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(meta)
+			}
+			r := meta.Result
+			fmt.Fprintf(cmd.OutOrStdout(), "simulator %s: %d steps, train NLL %.3f → %.3f, held-out NLL %.3f → %.3f (best at step %d), %.0f tokens/s\n",
+				out, r.Steps, r.FirstNLL, r.TrainNLL, r.FirstVal, r.ValNLL, r.BestStep, r.TokensPerS)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&taskName, "task", "mathchat", "task the logs belong to")
+	f.StringVar(&logs, "logs", "", "episodes JSONL from 'calibrl collect' (required)")
+	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
+	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
+	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json to use instead of training one on the logs")
+	f.BoolVar(&noOracle, "no-oracle-context", false, "train the ablation that does not see the oracle context")
+	f.BoolVar(&asJSON, "json", false, "print the checkpoint's metadata as JSON")
+	f.Uint64Var(&seed, "seed", 1, "seed of initialisation, validation split and batch order")
+	f.IntVar(&steps, "steps", 0, "override the preset's number of optimizer steps")
+	cmd.MarkFlagRequired("logs")
+	cmd.MarkFlagRequired("out")
+	return cmd
+}
+
+// loadTaskLogs reads logs and keeps the task's episodes, refusing a file
+// of another task.
+func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
+	eps, err := dialog.LoadEpisodes(path)
+	if err != nil {
+		return nil, err
+	}
+	var keep []dialog.Episode
+	for _, ep := range eps {
+		if ep.Task == taskName {
+			keep = append(keep, ep)
+		}
+	}
+	if len(keep) == 0 {
+		return nil, fmt.Errorf("%s: no %s episodes (it holds %s episodes)", path, taskName, eps[0].Task)
+	}
+	return keep, nil
+}
+
+// sftProgress adapts a progress bar to the trainers' metric records.
+func sftProgress(label string, steps int) func(map[string]any) {
+	bar := progress(label, steps)
+	return func(rec map[string]any) {
+		s, ok := rec["step"].(int)
+		if !ok {
+			return
+		}
+		if bar != nil {
+			bar(s, steps)
+			return
+		}
+		// Without a terminal, say something at every evaluation.
+		if v, ok := rec["sft/val_nll"]; ok {
+			slog.Info(label, "step", s, "of", steps, "val_nll", v, "loss", rec["sft/loss"], "tokens_per_s", rec["perf/tokens_per_s"])
+		}
+	}
+}

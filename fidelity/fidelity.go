@@ -1,0 +1,401 @@
+// Package fidelity measures how faithfully a user simulator stands in for
+// real people, by comparing it with the human proxy on identical held-out
+// contexts: the distribution of user dialogue acts at each turn and its
+// total-variation distance δ_t to the human's, probes of the documented
+// artifacts of prompted simulators (sycophancy, leakage, over-sharing,
+// when to end), the sim-to-real gap of fixed scripted agents, and, for
+// model simulators, the NLL of held-out human user turns.
+//
+// By the simulation lemma the objective an agent is trained on is off by up
+// to R_max·Σ_t (H−t)·δ_t, so δ_t is the number that matters.
+package fidelity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+)
+
+// Task is what fidelity needs of a task.
+type Task interface {
+	rollout.Task
+	Agent(profile string) (dialog.Agent, error)
+	Profiles() []string
+}
+
+// Prober is implemented by tasks that say how an agent delivers a wrong
+// outcome, a right one, and asks for the ground truth. Tasks without it
+// get answer-style probes ("The answer is N.").
+type Prober interface {
+	ProbeMessages(o *dialog.Oracle) (wrong, right, ask string)
+}
+
+// Config sets a measurement.
+type Config struct {
+	// Split of the contexts; default "test" (held out from every log).
+	Split string
+	// Instances per agent and per probe; default 200.
+	Instances int
+	// Seed of every episode; the simulator and the human see the same.
+	Seed uint64
+	// MaxTurns per episode; default rollout.DefaultMaxTurns.
+	MaxTurns int
+	// Agents are scripted profiles; default all of the task's.
+	Agents []string
+	// Turns is how many user-turn indexes δ_t covers (0 is the opening);
+	// default 6.
+	Turns int
+}
+
+func (c *Config) fill(t Task) {
+	if c.Split == "" {
+		c.Split = "test"
+	}
+	if c.Instances <= 0 {
+		c.Instances = 200
+	}
+	if c.MaxTurns <= 0 {
+		c.MaxTurns = rollout.DefaultMaxTurns
+	}
+	if len(c.Agents) == 0 {
+		c.Agents = t.Profiles()
+	}
+	if c.Turns <= 0 {
+		c.Turns = 6
+	}
+}
+
+// Rates are the artifact probes' results, each in [0,1].
+type Rates struct {
+	// Sycophancy: how often a wrong final outcome is accepted.
+	Sycophancy float64 `json:"sycophancy"`
+	// Leak: how often asking for the ground truth gets it.
+	Leak float64 `json:"leak"`
+	// Oversharing: the fraction of hidden facts (or edits) in the opening.
+	Oversharing float64 `json:"oversharing"`
+}
+
+// AgentGap is one scripted agent's success against each user.
+type AgentGap struct {
+	Sim   float64 `json:"sim"`
+	Human float64 `json:"human"`
+	Gap   float64 `json:"gap"` // Sim − Human
+}
+
+// Report is one simulator's fidelity. Its JSON is what `calibrl fidelity
+// --json` prints.
+type Report struct {
+	Task string `json:"task"`
+	Sim  string `json:"sim"`
+	// DeltaMean is δ̄, the mean over turn indexes of Delta.
+	DeltaMean float64 `json:"delta_mean"`
+	// Delta[t] is the total-variation distance between the simulator's and
+	// the human's act distributions at user turn t.
+	Delta []float64 `json:"delta"`
+	// DeltaFloor is δ̄ of the human against itself under another seed: the
+	// sampling noise below which δ̄ cannot go at this size.
+	DeltaFloor float64 `json:"delta_floor"`
+	// SimActs and HumanActs are the act distributions per turn.
+	SimActs   []map[Act]float64 `json:"sim_acts"`
+	HumanActs []map[Act]float64 `json:"human_acts"`
+	Rates
+	// EndAgreement is how often the simulator and the human make the same
+	// end-or-continue decision on the probe contexts.
+	EndAgreement float64 `json:"end_agreement"`
+	// SimToRealGap is the mean over agents of |success against the
+	// simulator − success against the human|.
+	SimToRealGap float64             `json:"sim_to_real_gap"`
+	Agents       map[string]AgentGap `json:"agents"`
+	Human        Rates               `json:"human"`
+	// NLL of held-out human user turns under the simulator, per token
+	// (model simulators only).
+	NLL *float64 `json:"nll,omitempty"`
+	// Contexts is the number of instances per agent and probe.
+	Contexts int `json:"contexts"`
+}
+
+// Measure compares sim with human. nll, when not nil, scores the human's
+// held-out episodes under the simulator's model.
+func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User, cfg Config, nll func([]dialog.Episode) float64) (Report, error) {
+	cfg.fill(t)
+	rep := Report{Task: t.Name(), Sim: simName, Agents: map[string]AgentGap{}, Contexts: cfg.Instances}
+	var simEps, humanEps, floorEps []dialog.Episode
+	var gapSum float64
+	for _, profile := range cfg.Agents {
+		agent, err := t.Agent(profile)
+		if err != nil {
+			return rep, err
+		}
+		rc := rollout.Config{Split: cfg.Split, Instances: cfg.Instances, Seed: cfg.Seed, MaxTurns: cfg.MaxTurns,
+			AgentName: "scripted:" + profile}
+		h, err := rollout.Run(ctx, t, agent, human, withUser(rc, "human"))
+		if err != nil {
+			return rep, err
+		}
+		s, err := rollout.Run(ctx, t, agent, sim, withUser(rc, simName))
+		if err != nil {
+			return rep, err
+		}
+		other := withUser(rc, "human")
+		other.Seed = cfg.Seed ^ 0x5eed
+		f, err := rollout.Run(ctx, t, agent, human, other)
+		if err != nil {
+			return rep, err
+		}
+		g := AgentGap{Sim: successRate(s), Human: successRate(h)}
+		g.Gap = g.Sim - g.Human
+		rep.Agents[profile] = g
+		gapSum += math.Abs(g.Gap)
+		simEps, humanEps, floorEps = append(simEps, s...), append(humanEps, h...), append(floorEps, f...)
+	}
+	rep.SimToRealGap = gapSum / float64(len(cfg.Agents))
+	rep.SimActs = ActsByTurn(simEps, cfg.Turns)
+	rep.HumanActs = ActsByTurn(humanEps, cfg.Turns)
+	rep.Delta = make([]float64, cfg.Turns)
+	for i := range rep.Delta {
+		rep.Delta[i] = TV(rep.SimActs[i], rep.HumanActs[i])
+	}
+	rep.DeltaMean = mean(rep.Delta)
+	floor := ActsByTurn(floorEps, cfg.Turns)
+	var fl []float64
+	for i := range floor {
+		fl = append(fl, TV(floor[i], rep.HumanActs[i]))
+	}
+	rep.DeltaFloor = mean(fl)
+
+	simProbe, err := probe(ctx, t, sim, cfg)
+	if err != nil {
+		return rep, fmt.Errorf("fidelity: %s probes: %w", simName, err)
+	}
+	humanProbe, err := probe(ctx, t, human, cfg)
+	if err != nil {
+		return rep, fmt.Errorf("fidelity: human probes: %w", err)
+	}
+	rep.Rates, rep.Human = simProbe.rates, humanProbe.rates
+	agree := 0
+	for i := range simProbe.ends {
+		if simProbe.ends[i] == humanProbe.ends[i] {
+			agree++
+		}
+	}
+	rep.EndAgreement = float64(agree) / float64(len(simProbe.ends))
+	if nll != nil {
+		v := nll(humanEps)
+		rep.NLL = &v
+	}
+	return rep, nil
+}
+
+func withUser(c rollout.Config, name string) rollout.Config {
+	c.UserName = name
+	return c
+}
+
+func successRate(eps []dialog.Episode) float64 {
+	n := 0
+	for _, ep := range eps {
+		if ep.Success {
+			n++
+		}
+	}
+	return float64(n) / float64(len(eps))
+}
+
+func mean(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// ActsByTurn is the distribution of user acts at each user-turn index
+// (0 = the opening) over eps. A conversation the user ended without a last
+// message counts as End at that turn; one that had already ended counts as
+// Gone, so every index sums over all episodes.
+func ActsByTurn(eps []dialog.Episode, turns int) []map[Act]float64 {
+	dist := make([]map[Act]float64, turns)
+	for i := range dist {
+		dist[i] = map[Act]float64{}
+	}
+	for _, ep := range eps {
+		acts := EpisodeActs(&ep)
+		for t := 0; t < turns; t++ {
+			a := Gone
+			if t < len(acts) {
+				a = acts[t]
+			}
+			dist[t][a]++
+		}
+	}
+	for _, d := range dist {
+		for a := range d {
+			d[a] /= float64(len(eps))
+		}
+	}
+	return dist
+}
+
+// EpisodeActs classifies each user turn of an episode in order.
+func EpisodeActs(ep *dialog.Episode) []Act {
+	userEnded := ep.End == dialog.Solved || ep.End == dialog.GaveUp || ep.End == dialog.UserEnded
+	last := len(ep.Messages) - 1
+	var acts []Act
+	for i, m := range ep.Messages {
+		if m.Role != dialog.RoleUser {
+			continue
+		}
+		acts = append(acts, Classify(&ep.Oracle, m.Content, userEnded && i == last))
+	}
+	if userEnded && ep.Messages[last].Role != dialog.RoleUser {
+		acts = append(acts, End)
+	}
+	return acts
+}
+
+// TV is the total-variation distance ½Σ|p−q| of two act distributions.
+func TV(p, q map[Act]float64) float64 {
+	d := 0.0
+	for _, a := range Acts {
+		d += math.Abs(p[a] - q[a])
+	}
+	return d / 2
+}
+
+type probeResult struct {
+	rates Rates
+	ends  []bool // per context, in order: wrong, right, ask for each instance
+}
+
+// probe runs the artifact probes: for each held-out instance the user
+// opens, then the agent (a) gives a wrong outcome, (b) gives the right one,
+// (c) asks for the ground truth; and the opening is checked for hidden
+// facts told unasked.
+func probe(ctx context.Context, t Task, u dialog.User, cfg Config) (probeResult, error) {
+	var res probeResult
+	n := cfg.Instances
+	oracles := make([]*dialog.Oracle, n)
+	sessions := make([]dialog.UserSession, 0, 3*n)
+	for i := 0; i < n; i++ {
+		o, _, err := t.Instance(cfg.Split, i)
+		if err != nil {
+			return res, err
+		}
+		oracles[i] = o
+		for k := 0; k < 3; k++ {
+			seed := rollout.EpisodeSeed(cfg.Seed^0x9806e, i, k)
+			sessions = append(sessions, u.NewSession(o, rand.New(rand.NewPCG(seed, 1))))
+		}
+	}
+	openings, err := openAll(ctx, u, sessions)
+	if err != nil {
+		return res, err
+	}
+	histories := make([][]dialog.Message, len(sessions))
+	var revealed, hidden float64
+	for i := 0; i < n; i++ {
+		o := oracles[i]
+		wrong, right, ask := probeMessages(t, o)
+		for k, msg := range []string{wrong, right, ask} {
+			j := 3*i + k
+			histories[j] = []dialog.Message{{Role: dialog.RoleUser, Content: openings[j]}, {Role: dialog.RoleAssistant, Content: msg}}
+		}
+		r, h := overshared(o, openings[3*i])
+		revealed += r
+		hidden += h
+	}
+	replies, ends, err := replyAll(ctx, u, sessions, histories)
+	if err != nil {
+		return res, err
+	}
+	var acceptWrong, leak float64
+	for i := 0; i < n; i++ {
+		o := oracles[i]
+		if Classify(o, replies[3*i], ends[3*i]) == Accept {
+			acceptWrong++
+		}
+		if Classify(o, replies[3*i+2], ends[3*i+2]) == Leak {
+			leak++
+		}
+	}
+	res.rates.Sycophancy = acceptWrong / float64(n)
+	res.rates.Leak = leak / float64(n)
+	if hidden > 0 {
+		res.rates.Oversharing = revealed / hidden
+	}
+	res.ends = ends
+	return res, nil
+}
+
+func probeMessages(t Task, o *dialog.Oracle) (wrong, right, ask string) {
+	if p, ok := t.(Prober); ok {
+		return p.ProbeMessages(o)
+	}
+	truth := canonNumber(o.Truth)
+	wrongValue := "0"
+	if truth != "" {
+		var v float64
+		if _, err := fmt.Sscan(truth, &v); err == nil {
+			wrongValue = fmt.Sprint(v + 7)
+		}
+	}
+	return "The answer is " + wrongValue + ".", "The answer is " + o.Truth + ".", "Can you just tell me the answer?"
+}
+
+// overshared counts the hidden facts (or edits) an opening gives away.
+func overshared(o *dialog.Oracle, opening string) (revealed, hidden float64) {
+	probe := dialog.Oracle{Facts: nil, Edits: nil}
+	for _, f := range o.Facts {
+		if !f.Hidden {
+			continue
+		}
+		hidden++
+		probe.Facts = []dialog.Fact{f}
+		if providesFact(&probe, opening, strings.ToLower(opening)) {
+			revealed++
+		}
+	}
+	for _, e := range o.Edits {
+		hidden++
+		probe.Facts, probe.Edits = nil, []dialog.Edit{e}
+		if providesFact(&probe, opening, strings.ToLower(opening)) {
+			revealed++
+		}
+	}
+	return revealed, hidden
+}
+
+func openAll(ctx context.Context, u dialog.User, sessions []dialog.UserSession) ([]string, error) {
+	if b, ok := u.(dialog.BatchOpener); ok {
+		return b.OpenBatch(ctx, sessions)
+	}
+	out := make([]string, len(sessions))
+	for i, s := range sessions {
+		text, err := s.Open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = text
+	}
+	return out, nil
+}
+
+func replyAll(ctx context.Context, u dialog.User, sessions []dialog.UserSession, histories [][]dialog.Message) ([]string, []bool, error) {
+	if b, ok := u.(dialog.BatchUser); ok {
+		return b.ReplyBatch(ctx, sessions, histories)
+	}
+	texts := make([]string, len(sessions))
+	ends := make([]bool, len(sessions))
+	for i, s := range sessions {
+		var err error
+		if texts[i], ends[i], err = s.Reply(ctx, histories[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return texts, ends, nil
+}

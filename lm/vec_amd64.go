@@ -1,0 +1,60 @@
+//go:build amd64 && !purego
+
+package lm
+
+import "golang.org/x/sys/cpu"
+
+// useAVX2 selects the AVX2+FMA kernels in vec_amd64.s for the elementwise
+// work that dominates after the matrix multiplies (softmax exponentials,
+// GELU). The pure-Go loops stay as the fallback and as the reference the
+// tests compare against.
+var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// expShiftAVX2 sets x[i] = e^(x[i]−shift) and returns Σ x[i]. len(x) must
+// be a positive multiple of 8.
+//
+//go:noescape
+func expShiftAVX2(x []float32, shift float32) float32
+
+// geluAVX2 sets th[i] = tanh(√(2/π)(x+0.044715x³)) and out[i] =
+// ½x(1+th[i]). All lengths equal and a positive multiple of 8; out may
+// alias x.
+//
+//go:noescape
+func geluAVX2(out, th, x []float32)
+
+// scoresAVX2 sets s[j] = scale·Σ_i q[i]·k[j·stride+i]. len(q) must be a
+// positive multiple of 8 and k must hold len(s) rows of stride floats
+// (the last needs only len(q)).
+//
+//go:noescape
+func scoresAVX2(s, q, k []float32, stride int, scale float32)
+
+// mixAVX2 adds Σ_j p[j]·v[j·stride : j·stride+len(o)] into o. len(o) must
+// be a positive multiple of 8.
+//
+//go:noescape
+func mixAVX2(o, p, v []float32, stride int)
+
+// softmaxBackAVX2 sets d[j] = scale·p[j]·(d[j]−s). len(d) must be a
+// positive multiple of 8 and len(p) ≥ len(d).
+//
+//go:noescape
+func softmaxBackAVX2(d, p []float32, s, scale float32)
+
+// geluBackAVX2 is geluBackward's body: dx = dout·gelu'(x) from the saved
+// tanh term th. Lengths equal, a positive multiple of 8; dx may alias dout.
+//
+//go:noescape
+func geluBackAVX2(dx, dout, x, th []float32)
+
+// maxAVX2 returns the largest x[i] (NaN-free input). len(x) must be a
+// positive multiple of 8.
+//
+//go:noescape
+func maxAVX2(x []float32) float32
+
+// scaleAVX2 sets x[i] *= s. len(x) must be a positive multiple of 8.
+//
+//go:noescape
+func scaleAVX2(x []float32, s float32)

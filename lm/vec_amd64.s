@@ -1,0 +1,376 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Constants, each broadcast from one float32.
+DATA expHi<>+0(SB)/4, $88.3762626647949     // largest x with 2^k representable
+GLOBL expHi<>(SB), RODATA|NOPTR, $4
+DATA expLo<>+0(SB)/4, $-87.3365447504019
+GLOBL expLo<>(SB), RODATA|NOPTR, $4
+DATA log2e<>+0(SB)/4, $1.44269504088896341
+GLOBL log2e<>(SB), RODATA|NOPTR, $4
+DATA ln2hi<>+0(SB)/4, $0.693359375
+GLOBL ln2hi<>(SB), RODATA|NOPTR, $4
+DATA ln2lo<>+0(SB)/4, $-2.12194440e-4
+GLOBL ln2lo<>(SB), RODATA|NOPTR, $4
+DATA ep0<>+0(SB)/4, $1.9875691500e-4
+GLOBL ep0<>(SB), RODATA|NOPTR, $4
+DATA ep1<>+0(SB)/4, $1.3981999507e-3
+GLOBL ep1<>(SB), RODATA|NOPTR, $4
+DATA ep2<>+0(SB)/4, $8.3334519073e-3
+GLOBL ep2<>(SB), RODATA|NOPTR, $4
+DATA ep3<>+0(SB)/4, $4.1665795894e-2
+GLOBL ep3<>(SB), RODATA|NOPTR, $4
+DATA ep4<>+0(SB)/4, $1.6666665459e-1
+GLOBL ep4<>(SB), RODATA|NOPTR, $4
+DATA ep5<>+0(SB)/4, $5.0000001201e-1
+GLOBL ep5<>(SB), RODATA|NOPTR, $4
+DATA one<>+0(SB)/4, $1.0
+GLOBL one<>(SB), RODATA|NOPTR, $4
+DATA half<>+0(SB)/4, $0.5
+GLOBL half<>(SB), RODATA|NOPTR, $4
+DATA bias127<>+0(SB)/4, $127
+GLOBL bias127<>(SB), RODATA|NOPTR, $4
+
+// func expShiftAVX2(x []float32, shift float32) float32
+TEXT ·expShiftAVX2(SB), NOSPLIT, $0-36
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	VBROADCASTSS shift+24(FP), Y15
+	VBROADCASTSS expHi<>(SB), Y14
+	VBROADCASTSS expLo<>(SB), Y13
+	VBROADCASTSS log2e<>(SB), Y12
+	VBROADCASTSS ln2hi<>(SB), Y11
+	VBROADCASTSS ln2lo<>(SB), Y10
+	VBROADCASTSS ep0<>(SB), Y9
+	VBROADCASTSS one<>(SB), Y8
+	VPBROADCASTD bias127<>(SB), Y7
+	VXORPS Y6, Y6, Y6 // running sum
+	SHRQ $3, CX
+
+exploop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0       // x − shift
+	VMINPS Y14, Y0, Y0
+	VMAXPS Y13, Y0, Y0
+	VMULPS Y12, Y0, Y1       // x·log2e
+	VROUNDPS $0, Y1, Y1      // k = round to nearest
+	VFNMADD231PS Y11, Y1, Y0 // r = x − k·ln2hi
+	VFNMADD231PS Y10, Y1, Y0 // r = r − k·ln2lo (ln2lo < 0)
+	VMOVAPS Y9, Y2
+	VBROADCASTSS ep1<>(SB), Y3
+	VFMADD213PS Y3, Y0, Y2   // p = p·r + c1
+	VBROADCASTSS ep2<>(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS ep3<>(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS ep4<>(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS ep5<>(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VMULPS Y0, Y0, Y4        // r²
+	VFMADD213PS Y0, Y4, Y2   // p = p·r² + r
+	VADDPS Y8, Y2, Y2        // + 1
+	VCVTPS2DQ Y1, Y1         // k as int32
+	VPADDD Y7, Y1, Y1
+	VPSLLD $23, Y1, Y1       // 2^k
+	VMULPS Y1, Y2, Y2
+	VMOVUPS Y2, (SI)
+	VADDPS Y2, Y6, Y6
+	ADDQ $32, SI
+	DECQ CX
+	JNZ exploop
+
+	// horizontal sum of Y6
+	VEXTRACTF128 $1, Y6, X0
+	VADDPS X0, X6, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VADDSS X1, X0, X0
+	MOVSS X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// tanh rational fit (Eigen ptanh_float) coefficients
+DATA tclamp<>+0(SB)/4, $7.90531110763549805
+GLOBL tclamp<>(SB), RODATA|NOPTR, $4
+DATA tnclamp<>+0(SB)/4, $-7.90531110763549805
+GLOBL tnclamp<>(SB), RODATA|NOPTR, $4
+DATA ta13<>+0(SB)/4, $-2.76076847742355e-16
+GLOBL ta13<>(SB), RODATA|NOPTR, $4
+DATA ta11<>+0(SB)/4, $2.00018790482477e-13
+GLOBL ta11<>(SB), RODATA|NOPTR, $4
+DATA ta9<>+0(SB)/4, $-8.60467152213735e-11
+GLOBL ta9<>(SB), RODATA|NOPTR, $4
+DATA ta7<>+0(SB)/4, $5.12229709037114e-08
+GLOBL ta7<>(SB), RODATA|NOPTR, $4
+DATA ta5<>+0(SB)/4, $1.48572235717979e-05
+GLOBL ta5<>(SB), RODATA|NOPTR, $4
+DATA ta3<>+0(SB)/4, $6.37261928875436e-04
+GLOBL ta3<>(SB), RODATA|NOPTR, $4
+DATA ta1<>+0(SB)/4, $4.89352455891786e-03
+GLOBL ta1<>(SB), RODATA|NOPTR, $4
+DATA tb6<>+0(SB)/4, $1.19825839466702e-06
+GLOBL tb6<>(SB), RODATA|NOPTR, $4
+DATA tb4<>+0(SB)/4, $1.18534705686654e-04
+GLOBL tb4<>(SB), RODATA|NOPTR, $4
+DATA tb2<>+0(SB)/4, $2.26843463243900e-03
+GLOBL tb2<>(SB), RODATA|NOPTR, $4
+DATA tb0<>+0(SB)/4, $4.89352518554385e-03
+GLOBL tb0<>(SB), RODATA|NOPTR, $4
+DATA geluS<>+0(SB)/4, $0.7978845608028654
+GLOBL geluS<>(SB), RODATA|NOPTR, $4
+DATA geluK<>+0(SB)/4, $0.044715
+GLOBL geluK<>(SB), RODATA|NOPTR, $4
+
+// func geluAVX2(out, th, x []float32)
+TEXT ·geluAVX2(SB), NOSPLIT, $0-72
+	MOVQ out_base+0(FP), DI
+	MOVQ th_base+24(FP), DX
+	MOVQ x_base+48(FP), SI
+	MOVQ x_len+56(FP), CX
+	SHRQ $3, CX
+	VBROADCASTSS tclamp<>(SB), Y15
+	VBROADCASTSS tnclamp<>(SB), Y14
+	VBROADCASTSS geluS<>(SB), Y13
+	VBROADCASTSS geluK<>(SB), Y12
+	VBROADCASTSS one<>(SB), Y11
+	VBROADCASTSS half<>(SB), Y10
+
+geluloop:
+	VMOVUPS (SI), Y0         // x
+	VMULPS Y0, Y0, Y1        // x²
+	VMOVAPS Y11, Y2
+	VFMADD231PS Y12, Y1, Y2  // 1 + k·x²
+	VMULPS Y0, Y2, Y2        // x + k·x³
+	VMULPS Y13, Y2, Y2       // u = s·(x + k·x³)
+	VMINPS Y15, Y2, Y2
+	VMAXPS Y14, Y2, Y2
+	VMULPS Y2, Y2, Y3        // u²
+	VBROADCASTSS ta13<>(SB), Y4
+	VBROADCASTSS ta11<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y4   // p = p·u² + a11
+	VBROADCASTSS ta9<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y4
+	VBROADCASTSS ta7<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y4
+	VBROADCASTSS ta5<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y4
+	VBROADCASTSS ta3<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y4
+	VBROADCASTSS ta1<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y4
+	VMULPS Y2, Y4, Y4        // p·u
+	VBROADCASTSS tb6<>(SB), Y6
+	VBROADCASTSS tb4<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y6   // q = q·u² + b4
+	VBROADCASTSS tb2<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y6
+	VBROADCASTSS tb0<>(SB), Y5
+	VFMADD213PS Y5, Y3, Y6
+	VDIVPS Y6, Y4, Y4        // t = p/q
+	VMOVUPS Y4, (DX)
+	VADDPS Y11, Y4, Y4       // 1 + t
+	VMULPS Y10, Y0, Y0       // ½x
+	VMULPS Y4, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ geluloop
+	VZEROUPPER
+	RET
+
+// func scoresAVX2(s, q, k []float32, stride int, scale float32)
+// s[j] = scale·Σ_i q[i]·k[j·stride+i]; len(q) a positive multiple of 8.
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-84
+	MOVQ s_base+0(FP), DI
+	MOVQ s_len+8(FP), CX
+	MOVQ q_base+24(FP), SI
+	MOVQ q_len+32(FP), R8
+	MOVQ k_base+48(FP), DX
+	MOVQ stride+72(FP), R9
+	SHLQ $2, R9              // stride in bytes
+	VBROADCASTSS scale+80(FP), X15
+	SHRQ $3, R8              // 8-float blocks per key
+	TESTQ CX, CX
+	JZ scoresdone
+
+scoresj:
+	VXORPS Y0, Y0, Y0
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
+
+scoresi:
+	VMOVUPS (R10), Y1
+	VFMADD231PS (R11), Y1, Y0
+	ADDQ $32, R10
+	ADDQ $32, R11
+	DECQ R12
+	JNZ scoresi
+
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VADDSS X1, X0, X0
+	VMULSS X15, X0, X0
+	MOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ R9, DX
+	DECQ CX
+	JNZ scoresj
+
+scoresdone:
+	VZEROUPPER
+	RET
+
+// func mixAVX2(o, p, v []float32, stride int)
+// o[i] += Σ_j p[j]·v[j·stride+i]; len(o) a positive multiple of 8.
+TEXT ·mixAVX2(SB), NOSPLIT, $0-80
+	MOVQ o_base+0(FP), DI
+	MOVQ o_len+8(FP), R8
+	MOVQ p_base+24(FP), SI
+	MOVQ p_len+32(FP), CX
+	MOVQ v_base+48(FP), DX
+	MOVQ stride+72(FP), R9
+	SHLQ $2, R9
+	SHRQ $3, R8
+	TESTQ CX, CX
+	JZ mixdone
+
+mixi:
+	VMOVUPS (DI), Y0
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ CX, R12
+
+mixj:
+	VBROADCASTSS (R10), Y1
+	VFMADD231PS (R11), Y1, Y0
+	ADDQ $4, R10
+	ADDQ R9, R11
+	DECQ R12
+	JNZ mixj
+
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	DECQ R8
+	JNZ mixi
+
+mixdone:
+	VZEROUPPER
+	RET
+
+// func softmaxBackAVX2(d, p []float32, s, scale float32)
+// d[j] = scale·p[j]·(d[j] − s); len(d) a positive multiple of 8.
+TEXT ·softmaxBackAVX2(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ d_len+8(FP), CX
+	MOVQ p_base+24(FP), SI
+	VBROADCASTSS s+48(FP), Y15
+	VBROADCASTSS scale+52(FP), Y14
+	SHRQ $3, CX
+
+sbloop:
+	VMOVUPS (DI), Y0
+	VSUBPS Y15, Y0, Y0
+	VMULPS (SI), Y0, Y0
+	VMULPS Y14, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ sbloop
+	VZEROUPPER
+	RET
+
+// func geluBackAVX2(dx, dout, x, th []float32)
+// dx = dout·(½(1+t) + ½x(1−t²)·s(1+3k·x²)); lengths a positive multiple of 8.
+TEXT ·geluBackAVX2(SB), NOSPLIT, $0-96
+	MOVQ dx_base+0(FP), DI
+	MOVQ dx_len+8(FP), CX
+	MOVQ dout_base+24(FP), R8
+	MOVQ x_base+48(FP), SI
+	MOVQ th_base+72(FP), DX
+	SHRQ $3, CX
+	VBROADCASTSS geluS<>(SB), Y15
+	VBROADCASTSS geluK3<>(SB), Y14
+	VBROADCASTSS one<>(SB), Y13
+	VBROADCASTSS half<>(SB), Y12
+
+gbloop:
+	VMOVUPS (SI), Y0         // x
+	VMOVUPS (DX), Y1         // t
+	VMULPS Y0, Y0, Y2        // x²
+	VMOVAPS Y13, Y3
+	VFMADD231PS Y14, Y2, Y3  // 1 + 3k·x²
+	VMULPS Y15, Y3, Y3       // s(1+3k·x²)
+	VMOVAPS Y13, Y4
+	VFNMADD231PS Y1, Y1, Y4  // 1 − t²
+	VMULPS Y4, Y3, Y3        // (1−t²)·s(1+3k·x²)
+	VMULPS Y0, Y3, Y3        // x·(...)
+	VADDPS Y13, Y1, Y1       // 1 + t
+	VADDPS Y1, Y3, Y3        // (1+t) + x(...)
+	VMULPS Y12, Y3, Y3       // ½(...)
+	VMULPS (R8), Y3, Y3      // · dout
+	VMOVUPS Y3, (DI)
+	ADDQ $32, DI
+	ADDQ $32, R8
+	ADDQ $32, SI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ gbloop
+	VZEROUPPER
+	RET
+
+DATA geluK3<>+0(SB)/4, $0.134145
+GLOBL geluK3<>(SB), RODATA|NOPTR, $4
+
+// func maxAVX2(x []float32) float32; len(x) a positive multiple of 8.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-28
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	SHRQ $3, CX
+	VMOVUPS (SI), Y0
+	ADDQ $32, SI
+	DECQ CX
+	JZ maxreduce
+
+maxloop:
+	VMAXPS (SI), Y0, Y0
+	ADDQ $32, SI
+	DECQ CX
+	JNZ maxloop
+
+maxreduce:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VMAXPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VMAXSS X1, X0, X0
+	MOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x []float32, s float32); len(x) a positive multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-28
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	SHRQ $3, CX
+	VBROADCASTSS s+24(FP), Y1
+
+scaleloop:
+	VMULPS (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ $32, SI
+	DECQ CX
+	JNZ scaleloop
+	VZEROUPPER
+	RET

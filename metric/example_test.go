@@ -1,0 +1,55 @@
+package metric_test
+
+import (
+	"fmt"
+
+	"github.com/calibrl/calibrl/metric"
+)
+
+// sacreBLEU's README example: three segments, two references each.
+func ExampleBLEU_Corpus() {
+	hyps := []string{"The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."}
+	refs := [][]string{
+		{"The dog bit the man.", "The dog had bit the man."},
+		{"It was not unexpected.", "No one was surprised."},
+		{"The man bit him first.", "The man had bitten the dog."},
+	}
+	b, err := metric.NewBLEU(metric.DefaultBLEUConfig())
+	if err != nil {
+		panic(err)
+	}
+	s, err := b.Corpus(hyps, refs)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("BLEU = %.2f %.1f/%.1f/%.1f/%.1f (BP = %.3f hyp_len = %d ref_len = %d)\n",
+		s.Score, s.Precisions[0], s.Precisions[1], s.Precisions[2], s.Precisions[3], s.BP, s.SysLen, s.RefLen)
+	c, _ := metric.NewChrF(metric.DefaultChrFConfig())
+	cs, _ := c.Corpus(hyps, refs)
+	fmt.Printf("chrF2 = %.2f\n", cs.Score)
+	// Output:
+	// BLEU = 48.53 82.4/50.0/45.5/37.5 (BP = 0.943 hyp_len = 17 ref_len = 18)
+	// chrF2 = 59.73
+}
+
+// The docedit reward: sentence BLEU of the agent's document against the
+// target, /100. One wrong word of 9 tokens: 8/9, 6/8, 4/7, 3/6 matched.
+func ExampleSentenceBLEU() {
+	target := "Meet on Tuesday at 10.30 in room 4."
+	draft := "Meet on Monday at 10.30 in room 4."
+	fmt.Printf("BLEU %.2f, chrF %.2f\n", metric.SentenceBLEU(draft, target), metric.SentenceChrF(draft, target))
+	fmt.Printf("BLEU %.2f, chrF %.2f\n", metric.SentenceBLEU(target, target), metric.SentenceChrF(target, target))
+	// Output:
+	// BLEU 66.06, chrF 74.53
+	// BLEU 100.00, chrF 100.00
+}
+
+func ExampleWilsonCI() {
+	lo, hi := metric.WilsonCI(45, 50, metric.Z95)
+	fmt.Printf("90%% success, 95%% CI [%.3f, %.3f]\n", lo, hi)
+	mean, lo, hi := metric.MeanCI([]float64{0.31, 0.42, 0.35, 0.38, 0.29})
+	fmt.Printf("mean %.3f, 95%% CI [%.3f, %.3f]\n", mean, lo, hi)
+	// Output:
+	// 90% success, 95% CI [0.786, 0.957]
+	// mean 0.350, 95% CI [0.285, 0.415]
+}

@@ -1,0 +1,102 @@
+// Package preset names the budgets calibrl runs at: tiny (the test suite,
+// seconds), quick (the README's reproduce, minutes on 2 cores) and paper
+// (larger models and budgets, closer to the paper's regime). A preset fixes
+// model sizes, log sizes and training budgets; flags may override parts.
+package preset
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/train"
+)
+
+// Preset is one named budget.
+type Preset struct {
+	Name string
+	// Vocab is the tokenizer's target size.
+	Vocab int
+	// Policy and Sim size the two models (their vocab is set from the
+	// tokenizer).
+	Policy, Sim lm.Config
+	// LogEpisodes is how many human-proxy conversations collect records.
+	LogEpisodes int
+	// PolicySFT and SimSFT are the two supervised budgets.
+	PolicySFT, SimSFT train.SFTConfig
+	// EvalEpisodes is the held-out evaluation size.
+	EvalEpisodes int
+	// MaxTurns is the agent's turn limit per episode.
+	MaxTurns int
+	// RL is the budget every RL arm gets (static and interactive alike):
+	// the same iterations, prompts per iteration, group size and updates.
+	RL train.GRPOConfig
+}
+
+func rl(iterations, instances, group, maxNew, monitorEvery, monitorInstances, maxTurns int) train.GRPOConfig {
+	c := train.DefaultGRPOConfig()
+	c.Iterations, c.InstancesPerStep, c.Group, c.MaxTurns = iterations, instances, group, maxTurns
+	c.Gen.MaxNewTokens, c.MonitorGen.MaxNewTokens = maxNew, maxNew
+	c.MonitorEvery, c.MonitorInstances = monitorEvery, monitorInstances
+	c.CheckpointEvery = max(1, min(c.CheckpointEvery, iterations/3))
+	c.MiniBatch = min(c.MiniBatch, instances*group)
+	return c
+}
+
+func sft(steps, batch int, lr float64, evalEvery int) train.SFTConfig {
+	c := train.DefaultSFTConfig()
+	c.Steps, c.BatchSize, c.LR, c.EvalEvery = steps, batch, lr, evalEvery
+	c.CheckpointEvery = max(evalEvery, steps/4)
+	c.Warmup = min(c.Warmup, steps/10)
+	return c
+}
+
+func all() map[string]Preset {
+	return map[string]Preset{
+		"tiny": {
+			Name: "tiny", Vocab: 320,
+			Policy:      lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
+			Sim:         lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
+			LogEpisodes: 48, PolicySFT: sft(12, 8, 3e-3, 6), SimSFT: sft(12, 8, 3e-3, 6),
+			EvalEpisodes: 16, MaxTurns: 6,
+			RL: rl(2, 2, 2, 24, 1, 4, 6),
+		},
+		"quick": {
+			Name: "quick", Vocab: 768,
+			Policy:      lm.Config{Context: 384, Dim: 128, Layers: 4, Heads: 4},
+			Sim:         lm.Config{Context: 384, Dim: 128, Layers: 4, Heads: 4},
+			LogEpisodes: 2000, PolicySFT: sft(600, 16, 2e-3, 50), SimSFT: sft(600, 16, 2e-3, 50),
+			EvalEpisodes: 300, MaxTurns: 8,
+			RL: rl(40, 8, 8, 64, 5, 32, 8),
+		},
+		"paper": {
+			Name: "paper", Vocab: 1024,
+			Policy:      lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
+			Sim:         lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
+			LogEpisodes: 8000, PolicySFT: sft(3000, 32, 1e-3, 200), SimSFT: sft(3000, 32, 1e-3, 200),
+			EvalEpisodes: 1000, MaxTurns: 10,
+			RL: rl(300, 16, 8, 96, 10, 64, 10),
+		},
+	}
+}
+
+// Get returns the named preset.
+func Get(name string) (Preset, error) {
+	p, ok := all()[name]
+	if !ok {
+		return Preset{}, fmt.Errorf("unknown preset %q (want %s)", name, strings.Join(Names(), ", "))
+	}
+	return p, nil
+}
+
+// Names lists the presets from smallest to largest.
+func Names() []string {
+	names := make([]string, 0, 3)
+	for n := range all() {
+		names = append(names, n)
+	}
+	order := map[string]int{"tiny": 0, "quick": 1, "paper": 2}
+	sort.Slice(names, func(i, j int) bool { return order[names[i]] < order[names[j]] })
+	return names
+}

@@ -1,0 +1,128 @@
+// Package sft fits the two chat models calibrl starts from to logged
+// conversations: the base policy, cloned from the agents' turns, and the
+// calibrated user simulator (Phase I), fitted to the users' turns while
+// conditioned on the oracle context. Both use train.SFT; this package
+// chooses the side, builds the sequences and records what a checkpoint is.
+package sft
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/tokenizer"
+	"github.com/calibrl/calibrl/train"
+)
+
+// MetaFile describes a calibrl chat checkpoint beside its weights.
+const MetaFile = "calibrl.json"
+
+// Meta says what a checkpoint was trained to do.
+type Meta struct {
+	// Role is "assistant" (a policy) or "user" (a simulator).
+	Role string `json:"role"`
+	Task string `json:"task"`
+	// Oracle: a simulator conditioned on the oracle context. false is the
+	// no-oracle-context ablation.
+	Oracle bool            `json:"oracle"`
+	Seed   uint64          `json:"seed"`
+	Logs   int             `json:"logs"` // episodes trained on
+	SFT    train.SFTConfig `json:"sft"`
+	Result train.SFTResult `json:"result"`
+	Model  lm.Config       `json:"model"`
+}
+
+// ReadMeta reads dir's calibrl.json.
+func ReadMeta(dir string) (Meta, error) {
+	var m Meta
+	data, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return m, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("checkpoint %s: %s: %w", dir, MetaFile, err)
+	}
+	return m, nil
+}
+
+func writeMeta(dir string, m Meta) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, MetaFile), append(data, '\n'))
+}
+
+// Config sets one supervised fit.
+type Config struct {
+	// Model sizes the network; its vocab comes from the tokenizer.
+	Model lm.Config
+	// SFT is the optimisation budget.
+	SFT train.SFTConfig
+	// Vocab is the size of a tokenizer trained on the logs when Tokenizer
+	// is nil.
+	Vocab     int
+	Tokenizer *tokenizer.Tokenizer
+	// Oracle conditions a simulator on the oracle context (ignored for a
+	// policy).
+	Oracle bool
+	Seed   uint64
+}
+
+// Simulator fits a user simulator to eps' user turns and writes it to out.
+func Simulator(ctx context.Context, eps []dialog.Episode, cfg Config, out string, log func(map[string]any)) (Meta, error) {
+	return fit(ctx, eps, cfg, "user", out, log)
+}
+
+// Policy clones eps' agent turns into a base policy written to out.
+func Policy(ctx context.Context, eps []dialog.Episode, cfg Config, out string, log func(map[string]any)) (Meta, error) {
+	return fit(ctx, eps, cfg, "assistant", out, log)
+}
+
+func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string, log func(map[string]any)) (Meta, error) {
+	if len(eps) == 0 {
+		return Meta{}, errors.New("sft: no episodes")
+	}
+	tok := cfg.Tokenizer
+	if tok == nil {
+		var err error
+		if tok, err = chatlm.TrainTokenizer(eps, cfg.Vocab); err != nil {
+			return Meta{}, err
+		}
+	}
+	m, err := chatlm.NewModel(tok, cfg.Model, cfg.Seed)
+	if err != nil {
+		return Meta{}, err
+	}
+	seqs := make([]chatlm.Sequence, 0, len(eps))
+	for i := range eps {
+		var s chatlm.Sequence
+		if role == "user" {
+			s, err = m.UserSequence(&eps[i], cfg.Oracle)
+		} else {
+			s, err = m.AgentSequence(&eps[i])
+		}
+		if err != nil {
+			return Meta{}, fmt.Errorf("sft: episode %s: %w", eps[i].ID, err)
+		}
+		if s.Trained() > 0 {
+			seqs = append(seqs, s)
+		}
+	}
+	sc := cfg.SFT
+	sc.Seed = cfg.Seed
+	res, err := train.SFT(ctx, m, seqs, sc, out, log)
+	if err != nil {
+		return Meta{}, err
+	}
+	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Seed: cfg.Seed, Logs: len(eps),
+		SFT: sc, Result: res, Model: m.LM.Config}
+	return meta, writeMeta(out, meta)
+}

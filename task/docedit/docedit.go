@@ -1,0 +1,253 @@
+// Package docedit is the document-editing task (the paper's
+// MediumDocEdit-Chat): a user holds a target document, the agent starts
+// from a corrupted draft and the user's coarse request, the user reveals
+// the edits it wants over the turns, and the agent is rewarded with the
+// sentence BLEU of its last full document against the target.
+//
+// Targets come from an embedded generator of short notes, memos, product
+// descriptions and instructions (templates and word lists written for
+// this project, sized for small language models), or from a corpus the
+// user points to (a folder of .txt files or a JSONL file of
+// {"id","title","text"}), split into passages at blank lines. A draft is
+// the target with 1–5 logged corruptions; their inverses are the user's
+// hidden plan (dialog.Edit). The package also holds the task's scripted
+// users, the human proxy ("human") and the prompted-style simulator
+// ("naive"), and its scripted reference agents.
+//
+// The agent's document. An agent shows a document by writing a line
+// "Revised document:" followed by the whole document (ExtractDocument).
+// The outcome of an episode is the agent's last such document, or the
+// draft when it wrote none (FinalDocument).
+//
+// Reward and success. Reward is sacreBLEU's sentence BLEU of the outcome
+// against the target divided by 100; Metrics carries "bleu" and "chrf"
+// (0–100). Success means the user would settle for the outcome: BLEU at
+// or above the persona's Threshold (drawn in [80, 95]), or above
+// DefaultSuccessBLEU when an oracle carries no threshold.
+package docedit
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/metric"
+)
+
+// Name is the task's registry name.
+const Name = "docedit"
+
+// DefaultSuccessBLEU is the success level for an oracle without a persona
+// threshold.
+const DefaultSuccessBLEU = 90
+
+// Config holds the task's knobs.
+type Config struct {
+	// Kinds lists the document kinds to generate; empty means all of
+	// KindNames().
+	Kinds []string
+	// MinSentences and MaxSentences bound a generated document's
+	// sentences (default 3 and 4, within 2..6).
+	MinSentences, MaxSentences int
+	// MinWords and MaxWords bound a generated document's words (default
+	// 30 and 60); documents outside are redrawn.
+	MinWords, MaxWords int
+	// MinEdits and MaxEdits bound the corruptions per draft (default 1
+	// and 5, within 1..8).
+	MinEdits, MaxEdits int
+	// MinDraftBLEU and MaxDraftBLEU bound the draft's sentence BLEU
+	// against the target (default 40 and 70).
+	MinDraftBLEU, MaxDraftBLEU float64
+	// Seed offsets every instance seed (default 0).
+	Seed uint64
+	// Corpus, when set, is a folder of .txt files or a .jsonl file whose
+	// passages are the targets instead of generated documents.
+	Corpus string
+	// Naive configures the "naive" user.
+	Naive NaiveConfig
+	// SlipRate is the chance that the sloppy agent gets one edit wrong
+	// (default 0.5): it forgets it or misspells the new words.
+	SlipRate float64
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{MinSentences: 3, MaxSentences: 4, MinWords: 30, MaxWords: 60, MinEdits: 1, MaxEdits: 5,
+		MinDraftBLEU: 40, MaxDraftBLEU: 70, Naive: DefaultNaiveConfig(), SlipRate: 0.5}
+}
+
+// Validate reports the first bad knob.
+func (c *Config) Validate() error {
+	for _, k := range c.Kinds {
+		if !slices.Contains(KindNames(), k) {
+			return fmt.Errorf("docedit: unknown document kind %q (known: %v)", k, KindNames())
+		}
+	}
+	switch {
+	case c.MinSentences < 2 || c.MaxSentences < c.MinSentences || c.MaxSentences > 6:
+		return fmt.Errorf("docedit: sentences %d..%d not within 2..6", c.MinSentences, c.MaxSentences)
+	case c.MinWords < 1 || c.MaxWords < c.MinWords:
+		return fmt.Errorf("docedit: words %d..%d: need 1 ≤ min ≤ max", c.MinWords, c.MaxWords)
+	case c.MinEdits < 1 || c.MaxEdits < c.MinEdits || c.MaxEdits > 8:
+		return fmt.Errorf("docedit: edits %d..%d not within 1..8", c.MinEdits, c.MaxEdits)
+	case c.MinDraftBLEU < 0 || c.MaxDraftBLEU < c.MinDraftBLEU || c.MaxDraftBLEU >= 100:
+		return fmt.Errorf("docedit: draft BLEU %g..%g: need 0 ≤ min ≤ max < 100", c.MinDraftBLEU, c.MaxDraftBLEU)
+	case c.SlipRate < 0 || c.SlipRate > 1:
+		return fmt.Errorf("docedit: slip rate %g not in [0,1]", c.SlipRate)
+	}
+	return c.Naive.Validate()
+}
+
+func (c *Config) kinds() []string {
+	if len(c.Kinds) == 0 {
+		return KindNames()
+	}
+	return c.Kinds
+}
+
+// Task is the docedit task. Build it with New.
+type Task struct {
+	cfg    Config
+	corpus *Corpus // nil unless Config.Corpus is set
+}
+
+// New builds the task, loading the corpus when one is configured.
+func New(cfg Config) (*Task, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkTemplates(); err != nil {
+		return nil, err
+	}
+	t := &Task{cfg: cfg}
+	if cfg.Corpus != "" {
+		c, err := LoadCorpus(cfg.Corpus)
+		if err != nil {
+			return nil, err
+		}
+		t.corpus = c
+	}
+	return t, nil
+}
+
+// Name returns "docedit".
+func (t *Task) Name() string { return Name }
+
+// AgentInstructions is every agent's system prompt; the draft follows it
+// in the view.
+const AgentInstructions = "Help the user edit their document. You start from the draft below; only the user knows what the final text should say, so ask what to change. " +
+	"To show your work, write a line \"Revised document:\" and then the whole document. Your last revised document is the result; if you write none, the draft is."
+
+// splitStream separates the two splits' random streams; the split is
+// also fixed by a hash bit of the target, so they never share one.
+var splitStream = map[string]uint64{"train": 0x7261696e, "test": 0x74657374}
+
+// Instance returns instance index of split: a target (generated from a
+// generator seeded by (Config.Seed, split, index), or passage index of the
+// corpus's split, wrapping around), its draft and plan, and a persona. A
+// target that cannot be corrupted into the BLEU band is redrawn (for a
+// corpus: the next passage is taken).
+func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
+	stream, ok := splitStream[split]
+	if !ok {
+		return nil, nil, fmt.Errorf("docedit: unknown split %q (want train or test)", split)
+	}
+	if index < 0 {
+		return nil, nil, fmt.Errorf("docedit: negative instance index %d", index)
+	}
+	id := fmt.Sprintf("%s/%s/%d", Name, split, index)
+	for attempt := uint64(0); attempt < 64; attempt++ {
+		rng := rand.New(rand.NewPCG(t.cfg.Seed^uint64(index)*0x9e3779b97f4a7c15, stream<<8|attempt))
+		var target, family string
+		if t.corpus != nil {
+			// A passage no draft can be made of gives way to the next one.
+			p, err := t.corpus.passage(split, index+int(attempt))
+			if err != nil {
+				return nil, nil, fmt.Errorf("instance %s: %w", id, err)
+			}
+			target, family = p.Text, "corpus"
+		} else {
+			kinds := t.cfg.kinds()
+			family = kinds[rng.IntN(len(kinds))]
+			var err error
+			if target, err = generateDoc(family, &t.cfg, rng); err != nil {
+				return nil, nil, fmt.Errorf("instance %s: %w", id, err)
+			}
+			if splitOf(target) != split {
+				continue
+			}
+		}
+		draft, edits, err := MakeDraft(target, &t.cfg, rng)
+		if err != nil {
+			continue
+		}
+		o := &dialog.Oracle{
+			Task: Name, ID: id, Split: split, Family: family,
+			Opening: openingFor(family),
+			Truth:   target,
+			Draft:   draft,
+			Persona: drawPersona(rng),
+		}
+		for i := range edits {
+			describeEdit(&edits[i], SplitSentences(draft))
+		}
+		o.Edits = edits
+		o.Instruction = instructionFor(o)
+		return o, &dialog.View{Task: Name, Instructions: AgentInstructions, Draft: draft}, nil
+	}
+	return nil, nil, fmt.Errorf("instance %s: no target in split %s could be made into a draft", id, split)
+}
+
+// drawPersona draws a document user's character: patience 4–9 unhelpful
+// turns, verbosity in [0,1], typo rate in [0,0.15], clarity in [0.6,1],
+// and the BLEU it settles for in [80,95].
+func drawPersona(rng *rand.Rand) dialog.Persona {
+	return dialog.Persona{
+		Patience:  4 + rng.IntN(6),
+		Verbosity: rng.Float64(),
+		TypoRate:  0.15 * rng.Float64(),
+		Clarity:   0.6 + 0.4*rng.Float64(),
+		Threshold: 80 + 15*rng.Float64(),
+	}
+}
+
+// Score reads the agent's last full document (FinalDocument) and scores
+// it against the target; see the package comment.
+func (t *Task) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
+	doc := FinalDocument(o.Draft, msgs)
+	bleu := metric.SentenceBLEU(doc, o.Truth)
+	return dialog.Score{
+		Outcome: doc,
+		Reward:  bleu / 100,
+		Success: bleu >= threshold(o),
+		Metrics: map[string]float64{"bleu": bleu, "chrf": metric.SentenceChrF(doc, o.Truth)},
+	}
+}
+
+func threshold(o *dialog.Oracle) float64 {
+	if o.Persona.Threshold > 0 {
+		return o.Persona.Threshold
+	}
+	return DefaultSuccessBLEU
+}
+
+// User returns "human" (the human proxy) or "naive" (the prompted-style
+// simulator with Config.Naive's artifact rates).
+func (t *Task) User(kind string) (dialog.User, error) {
+	switch kind {
+	case "human":
+		return Human{}, nil
+	case "naive":
+		return NewNaive(t.cfg.Naive)
+	}
+	return nil, fmt.Errorf("docedit: unknown user %q (known: human, naive)", kind)
+}
+
+// Profiles lists the scripted agent profiles.
+func (t *Task) Profiles() []string { return slices.Clone(profiles) }
+
+// Agent returns a scripted agent by profile.
+func (t *Task) Agent(profile string) (dialog.Agent, error) {
+	return NewScripted(profile, t.cfg.SlipRate)
+}

@@ -1,0 +1,578 @@
+package train
+
+// Interactive multi-turn GRPO: the policy talks with a frozen user, whole
+// conversations are scored by a sparse outcome reward, and every agent
+// token of a conversation shares its group-relative advantage.
+//
+// GRPO is Group Relative Policy Optimization (Shao et al. 2024,
+// "DeepSeekMath", §4.1, https://arxiv.org/abs/2402.03300): PPO's clipped
+// objective without a value network, the baseline being the mean reward of
+// G samples on the same prompt. Here a "sample" is a whole multi-turn
+// conversation with the user (the Phase II of calibrated interactive RL in
+// DESIGN.md), so the user's turns are part of the environment: they are in
+// the sequence the policy conditions on, but masked out of the loss.
+//
+// One iteration, as in CleanRL's ppo.py:
+//
+//  1. rollouts: the next InstancesPerStep training instances, G on-policy
+//     conversations each (rollout.Play, temperature-1 sampling);
+//  2. rewards and group advantages A = (r − mean_G)/(std_G + AdvEps);
+//  3. each conversation as one sequence built from the exact sampled ids,
+//     loss mask on the agent's tokens only;
+//  4. old log-probs (the policy before this iteration's first update) and
+//     reference log-probs (the frozen initial policy);
+//  5. UpdatesPerBatch passes over shuffled minibatches: PolicyLoss
+//     (clipped ratio, k3 KL·Beta), Backward, clip, AdamW;
+//  6. log; every MonitorEvery iterations, the reward-hacking monitor; every
+//     CheckpointEvery iterations, a resumable checkpoint.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/tokenizer"
+)
+
+// GRPOConfig sets interactive GRPO. The defaults follow public multi-turn
+// GRPO recipes (G = 8, clip 0.2, β = 0.001, a small constant learning
+// rate after a short warm-up), scaled to the embedded 1–10M-parameter
+// models that train on two CPU cores.
+type GRPOConfig struct {
+	// Iterations is the number of rollout-and-update iterations. Default 100.
+	Iterations int
+	// Seed fixes every episode's randomness (through the iteration) and
+	// the minibatch order. Default 0.
+	Seed uint64
+	// CheckpointEvery iterations a resumable checkpoint is written to
+	// out/last. Default 10.
+	CheckpointEvery int
+
+	// Split is the instance split the policy trains on. Default "train".
+	Split string
+	// Start is the first training instance: iteration i plays instances
+	// Start + i·InstancesPerStep onwards, so every iteration sees fresh
+	// instances and a run is deterministic. Default 0.
+	Start int
+	// TrainInstances, when positive, is the size of a finite training
+	// split (GSM8K files): the cursor wraps around it. Default 0
+	// (unbounded: procedural tasks never repeat an instance).
+	TrainInstances int
+	// InstancesPerStep is how many instances (groups) an iteration plays.
+	// Default 8.
+	InstancesPerStep int
+	// Group is G, the conversations per instance whose rewards form one
+	// baseline. Default 8.
+	Group int
+	// MaxTurns bounds the agent's turns in a conversation. Default 8:
+	// mathchat needs up to three questions, an answer and a retry.
+	MaxTurns int
+	// Gen is how the policy writes its turns during training. Default
+	// chatlm.DefaultGenConfig(): temperature 1 and top-p 1, so the
+	// samples come from the policy being optimised (on-policy).
+	Gen chatlm.GenConfig
+
+	// ClipEps is PPO's ratio clip ε. Default 0.2.
+	ClipEps float64
+	// Beta weighs the k3 KL to the frozen reference policy. Default 0.001.
+	Beta float64
+	// AdvEps guards the group std in the advantage. Default 1e-4.
+	AdvEps float64
+	// UpdatesPerBatch is μ, the passes over one iteration's batch (the
+	// first pass is exactly on-policy, later ones use the clipped ratio).
+	// Default 2.
+	UpdatesPerBatch int
+	// MiniBatch is the sequences per gradient step. Default 16, so the
+	// default batch of 64 conversations gives 4 steps per pass.
+	MiniBatch int
+	// KeepFlatGroups keeps conversations whose group had equal rewards
+	// (zero advantage) in the update, where they only contribute the
+	// β-weighted KL term. Default false: they are dropped, which saves
+	// their compute and keeps them from diluting the per-token mean
+	// (DAPO's dynamic-sampling filter, Yu et al. 2025).
+	KeepFlatGroups bool
+	// LR is AdamW's learning rate after Warmup optimizer steps of linear
+	// warm-up; it stays constant after. Defaults 1e-4 and 10: an order of
+	// magnitude below SFT's 1e-3, so a few noisy batches cannot undo the
+	// base policy.
+	LR     float64
+	Warmup int
+	// WeightDecay for AdamW. Default 0: the policy should move only where
+	// the reward says.
+	WeightDecay float64
+	// ClipNorm bounds the global gradient norm. Default 1.
+	ClipNorm float64
+
+	// MonitorEvery iterations (and before the first and after the last)
+	// the reward-hacking monitor plays the current policy on a fixed set
+	// of held-out instances against both the training user and the human
+	// proxy. 0 disables it. Default 10.
+	MonitorEvery int
+	// MonitorInstances is the size of that fixed set. Default 32.
+	MonitorInstances int
+	// MonitorSplit and MonitorStart place the set: by default the test
+	// split from index 5000, far beyond the first N test instances the
+	// final evaluation uses, so the monitor never peeks at them and never
+	// shares an instance with training. A task with a small finite test
+	// split needs a smaller MonitorStart.
+	MonitorSplit string
+	MonitorStart int
+	// MonitorGen is how the policy writes its turns in the monitor.
+	// Default greedy (temperature 0), which makes each point of the curve
+	// a deterministic function of the weights.
+	MonitorGen chatlm.GenConfig
+}
+
+// DefaultGRPOConfig returns the documented defaults.
+func DefaultGRPOConfig() GRPOConfig {
+	mon := chatlm.DefaultGenConfig()
+	mon.Temperature = 0
+	return GRPOConfig{
+		Iterations: 100, CheckpointEvery: 10,
+		Split: "train", InstancesPerStep: 8, Group: 8, MaxTurns: 8, Gen: chatlm.DefaultGenConfig(),
+		ClipEps: 0.2, Beta: 0.001, AdvEps: 1e-4, UpdatesPerBatch: 2, MiniBatch: 16,
+		LR: 1e-4, Warmup: 10, ClipNorm: 1,
+		MonitorEvery: 10, MonitorInstances: 32, MonitorSplit: "test", MonitorStart: 5000, MonitorGen: mon,
+	}
+}
+
+// Validate reports the first unusable field.
+func (c GRPOConfig) Validate() error {
+	switch {
+	case c.Iterations <= 0:
+		return fmt.Errorf("grpo: iterations %d, want > 0", c.Iterations)
+	case c.CheckpointEvery <= 0:
+		return fmt.Errorf("grpo: checkpoint interval %d, want > 0", c.CheckpointEvery)
+	case c.Split == "":
+		return errors.New("grpo: no training split")
+	case c.Start < 0 || c.TrainInstances < 0:
+		return fmt.Errorf("grpo: start %d and train instances %d must not be negative", c.Start, c.TrainInstances)
+	case c.InstancesPerStep <= 0:
+		return fmt.Errorf("grpo: instances per step %d, want > 0", c.InstancesPerStep)
+	case c.Group < 2:
+		return fmt.Errorf("grpo: group %d, want ≥ 2 (a group of one has no baseline)", c.Group)
+	case c.MaxTurns <= 0:
+		return fmt.Errorf("grpo: max turns %d, want > 0", c.MaxTurns)
+	case c.Gen.MaxNewTokens <= 0:
+		return fmt.Errorf("grpo: gen max new tokens %d, want > 0", c.Gen.MaxNewTokens)
+	case !(c.ClipEps > 0 && c.ClipEps < 1):
+		return fmt.Errorf("grpo: clip eps %v, want in (0,1)", c.ClipEps)
+	case !(c.Beta >= 0):
+		return fmt.Errorf("grpo: beta %v, want ≥ 0", c.Beta)
+	case !(c.AdvEps > 0):
+		return fmt.Errorf("grpo: advantage eps %v, want > 0", c.AdvEps)
+	case c.UpdatesPerBatch <= 0 || c.MiniBatch <= 0:
+		return fmt.Errorf("grpo: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
+	case !(c.LR > 0) || c.Warmup < 0 || !(c.WeightDecay >= 0):
+		return fmt.Errorf("grpo: lr %v, warm-up %d, weight decay %v: want lr > 0, the others ≥ 0", c.LR, c.Warmup, c.WeightDecay)
+	case c.MonitorEvery < 0 || c.MonitorInstances < 0 || c.MonitorStart < 0:
+		return errors.New("grpo: monitor settings must not be negative")
+	case c.MonitorEvery > 0 && (c.MonitorInstances == 0 || c.MonitorSplit == "" || c.MonitorGen.MaxNewTokens <= 0):
+		return errors.New("grpo: an enabled monitor needs instances, a split and MonitorGen.MaxNewTokens")
+	}
+	return nil
+}
+
+// GRPOResult reports a finished run.
+type GRPOResult struct {
+	Iterations int `json:"iterations"`
+	Updates    int `json:"updates"` // optimizer steps taken
+	// FirstReward and LastReward are the training-batch mean rewards of
+	// the first and last iterations.
+	FirstReward float64 `json:"first_reward"`
+	LastReward  float64 `json:"last_reward"`
+	// MonitorTrain and MonitorHuman are the last monitor's mean rewards
+	// against the training user and the human proxy (0 when the monitor,
+	// or its human side, is off).
+	MonitorTrain float64 `json:"monitor_train_reward"`
+	MonitorHuman float64 `json:"monitor_human_reward"`
+	TokensPerS   float64 `json:"tokens_per_s"`
+}
+
+// GRPO trains policy by interactive GRPO against trainUser on t and
+// writes the final model to out. The frozen reference policy is the
+// policy as passed in; it is saved to out/ref at the start so that a
+// resumed run (out/last, with the optimizer and trainer_state.json) needs
+// nothing else, and ends with the same weights as an uninterrupted one.
+// When ctx is cancelled it writes a checkpoint and returns ctx's error.
+// monitorUser is the human proxy for the reward-hacking monitor (nil:
+// the monitor only plays the training user). log, when set, receives one
+// record per iteration with namespaced keys (step is the iteration).
+func GRPO(ctx context.Context, policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg GRPOConfig, out string, log func(map[string]any)) (GRPOResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return GRPOResult{}, err
+	}
+	if t == nil || trainUser == nil {
+		return GRPOResult{}, errors.New("grpo: need a task and a training user")
+	}
+	r, err := newRLRun(policy, t, trainUser, monitorUser, cfg, "grpo", out, log)
+	if err != nil {
+		return GRPOResult{}, err
+	}
+	return r.loop(ctx, r.interactiveBatch)
+}
+
+// rlBatch is one iteration's experience: the reward of each sampled
+// conversation (or static candidate), in consecutive groups of G, and the
+// training sequences, each with its loss mask on the policy's own tokens.
+// owner[k] is the conversation seqs[k] belongs to; nil means seqs[k]
+// belongs to conversation k.
+type rlBatch struct {
+	seqs    []chatlm.Sequence
+	owner   []int
+	rewards []float64
+	metrics map[string]any // rollout/… keys
+}
+
+// seqAdvantages spreads the conversations' advantages over the sequences.
+func (b rlBatch) seqAdvantages(adv []float64) []float64 {
+	if b.owner == nil {
+		return adv
+	}
+	out := make([]float64, len(b.seqs))
+	for k, o := range b.owner {
+		out[k] = adv[o]
+	}
+	return out
+}
+
+// interactiveBatch plays iteration it's conversations and turns them into
+// training sequences.
+func (r *rlRun) interactiveBatch(ctx context.Context, it int) (rlBatch, error) {
+	cfg := r.cfg
+	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.Gen}
+	rc := rollout.Config{
+		Split: cfg.Split, Start: r.cursor(it), Instances: cfg.InstancesPerStep, Group: cfg.Group,
+		Seed: iterSeed(cfg.Seed, it), MaxTurns: cfg.MaxTurns, AgentName: "policy", UserName: "train",
+		CountTokens: r.countTokens,
+	}
+	if cfg.TrainInstances > 0 && rc.Start+rc.Instances > cfg.TrainInstances {
+		// Play the wrapped tail as two runs so that every index exists.
+		return r.wrappedBatch(ctx, agent, rc)
+	}
+	eps, sessions, err := rollout.Play(ctx, r.task, agent, r.trainUser, rc)
+	if err != nil {
+		return rlBatch{}, err
+	}
+	return r.conversations(eps, sessions)
+}
+
+func (r *rlRun) wrappedBatch(ctx context.Context, agent *chatlm.Agent, rc rollout.Config) (rlBatch, error) {
+	var eps []dialog.Episode
+	var sessions []dialog.AgentSession
+	for i := 0; i < rc.Instances; i++ {
+		one := rc
+		one.Start, one.Instances = (rc.Start+i)%r.cfg.TrainInstances, 1
+		e, s, err := rollout.Play(ctx, r.task, agent, r.trainUser, one)
+		if err != nil {
+			return rlBatch{}, err
+		}
+		eps, sessions = append(eps, e...), append(sessions, s...)
+	}
+	return r.conversations(eps, sessions)
+}
+
+// conversations encodes each episode from the ids its agent session
+// sampled, the loss on agent tokens only. A conversation whose every turn
+// was sampled from the whole history is one sequence (turns after the
+// agent's last one carry no loss and are cut). A longer one was sampled
+// from prompts that had lost their oldest turns to leave room for
+// Gen.MaxNewTokens (chatlm.Model.Prompt), so it becomes one
+// sequence per agent turn, each the exact prompt that turn was sampled
+// from followed by its sampled ids; all share the conversation's
+// advantage.
+func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSession) (rlBatch, error) {
+	b := rlBatch{rewards: make([]float64, len(eps)), owner: make([]int, 0, len(eps))}
+	var success, turns, agentTokens, split float64
+	context := r.policy.LM.Config.Context
+	for i := range eps {
+		ep := &eps[i]
+		s, ok := sessions[i].(*chatlm.AgentSession)
+		if !ok {
+			return rlBatch{}, fmt.Errorf("grpo: episode %s: agent session is %T, want *chatlm.AgentSession", ep.ID, sessions[i])
+		}
+		msgs := ep.Messages
+		for len(msgs) > 0 && msgs[len(msgs)-1].Role != dialog.RoleAssistant {
+			msgs = msgs[:len(msgs)-1]
+		}
+		seq, err := r.policy.Encode(chatlm.AgentMessages(&ep.View, msgs), tokenizer.RoleAssistant, s.Sampled(msgs), context+1)
+		if err != nil {
+			return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
+		}
+		// Prompts only grow, so if the last turn's prompt (the sequence
+		// before its sampled ids) was whole, every turn's was.
+		last := 0
+		if n := len(s.Turns); n > 0 {
+			last = len(s.Turns[n-1].IDs)
+		}
+		if len(seq.IDs)-last <= context-r.cfg.Gen.MaxNewTokens {
+			b.seqs, b.owner = append(b.seqs, seq), append(b.owner, i)
+		} else {
+			split++
+			k := 0
+			for j, m := range msgs {
+				if m.Role != dialog.RoleAssistant || k >= len(s.Turns) {
+					continue
+				}
+				ids, err := r.policy.Prompt(chatlm.AgentMessages(&ep.View, msgs[:j]), string(dialog.RoleAssistant), r.cfg.Gen.MaxNewTokens)
+				if err != nil {
+					return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
+				}
+				b.seqs, b.owner = append(b.seqs, candidateSequence(ids, s.Turns[k].IDs)), append(b.owner, i)
+				k++
+			}
+		}
+		for _, turn := range s.Turns {
+			agentTokens += float64(len(turn.IDs))
+		}
+		b.rewards[i] = ep.Reward
+		if ep.Success {
+			success++
+		}
+		turns += float64(ep.Turns)
+	}
+	n := float64(len(eps))
+	b.metrics = map[string]any{
+		"rollout/reward_mean": mean(b.rewards), "rollout/success": success / n,
+		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
+	}
+	return b, nil
+}
+
+// loop is the training loop both RL trainers share; collect supplies each
+// iteration's experience.
+func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rlBatch, error)) (GRPOResult, error) {
+	cfg := r.cfg
+	if err := r.resume(); err != nil {
+		return GRPOResult{}, err
+	}
+	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
+	if r.st.Iter == 0 && cfg.MonitorEvery > 0 {
+		if err := r.monitor(ctx, 0); err != nil {
+			return r.interrupted(ctx, err)
+		}
+	}
+	var tokens float64
+	started := time.Now()
+	for r.st.Iter < cfg.Iterations {
+		if err := ctx.Err(); err != nil {
+			return r.interrupted(ctx, err)
+		}
+		it := r.st.Iter
+		iterStart := time.Now()
+
+		// 1. Rollouts and rewards.
+		batch, err := collect(ctx, it)
+		if err != nil {
+			return r.interrupted(ctx, fmt.Errorf("%s iteration %d: %w", r.algo, it, err))
+		}
+		rolloutS := time.Since(iterStart).Seconds()
+
+		// 2. Group-relative advantages.
+		adv := GroupAdvantages(batch.rewards, cfg.Group, cfg.AdvEps)
+
+		// 3–5. Old and reference log-probs, then the clipped updates.
+		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), it)
+		if err != nil {
+			return GRPOResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
+		}
+
+		// 6. Log.
+		r.st.Iter++
+		mr := mean(batch.rewards)
+		if it == 0 {
+			r.st.FirstReward = mr
+		}
+		r.st.LastReward = mr
+		iterS := time.Since(iterStart).Seconds()
+		var seqTokens float64
+		for _, s := range batch.seqs {
+			seqTokens += float64(len(s.IDs))
+		}
+		tokens += seqTokens
+		rec := map[string]any{"step": r.st.Iter, "perf/iter_s": iterS, "perf/rollout_s": rolloutS,
+			"perf/tokens_per_s": seqTokens / iterS}
+		for k, v := range batch.metrics {
+			rec[k] = v
+		}
+		for k, v := range us.metrics() {
+			rec[k] = v
+		}
+		r.log(rec)
+		if cfg.MonitorEvery > 0 && (r.st.Iter%cfg.MonitorEvery == 0 || r.st.Iter == cfg.Iterations) {
+			if err := r.monitor(ctx, r.st.Iter); err != nil {
+				return r.interrupted(ctx, err)
+			}
+		}
+		if r.st.Iter%cfg.CheckpointEvery == 0 || r.st.Iter == cfg.Iterations {
+			if err := r.save(); err != nil {
+				return GRPOResult{}, err
+			}
+		}
+	}
+	res := GRPOResult{Iterations: r.st.Iter, Updates: r.opt.Step, FirstReward: r.st.FirstReward,
+		LastReward: r.st.LastReward, MonitorTrain: r.st.MonitorTrain, MonitorHuman: r.st.MonitorHuman}
+	if el := time.Since(started).Seconds(); el > 0 {
+		res.TokensPerS = tokens / el
+	}
+	return res, r.finish(res)
+}
+
+// updateStats sums what the minibatch steps of one iteration report.
+type updateStats struct {
+	steps, seqs                        int
+	loss, kl, clipFrac, ratio, gradSum float64
+	maxAdv                             float64
+}
+
+func (u updateStats) metrics() map[string]any {
+	m := map[string]any{"train/updates": u.steps, "train/sequences": u.seqs, "train/adv_abs_max": u.maxAdv}
+	if u.steps == 0 {
+		return m // no signal: logged as a skipped update, no loss keys
+	}
+	n := float64(u.steps)
+	m["loss/policy"], m["loss/kl"], m["loss/clip_frac"] = u.loss/n, u.kl/n, u.clipFrac/n
+	m["loss/ratio"], m["grad/norm"] = u.ratio/n, u.gradSum/n
+	return m
+}
+
+// update runs UpdatesPerBatch passes of clipped policy-gradient steps over
+// the sequences with a non-zero advantage (all of them with
+// KeepFlatGroups). It takes no step when no sequence carries signal.
+func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateStats, error) {
+	cfg := r.cfg
+	var us updateStats
+	var idx []int
+	for i, a := range adv {
+		us.maxAdv = max(us.maxAdv, math.Abs(a))
+		if (a != 0 || cfg.KeepFlatGroups) && seqs[i].Trained() > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if us.maxAdv == 0 || len(idx) == 0 {
+		return us, nil // every group flat: nothing to learn from
+	}
+	us.seqs = len(idx)
+	// Old log-probs: the policy before this iteration's first step, on
+	// exactly the sequences it is trained on, so the first pass has ratio
+	// 1. Reference log-probs: the frozen initial policy.
+	old, err := sequenceLogp(r.policy, seqs, idx, cfg.MiniBatch)
+	if err != nil {
+		return us, err
+	}
+	ref, err := sequenceLogp(r.ref, seqs, idx, cfg.MiniBatch)
+	if err != nil {
+		return us, err
+	}
+	rng := rand.New(rand.NewPCG(iterSeed(cfg.Seed, it), 0x6d62)) // minibatch order
+	for pass := 0; pass < cfg.UpdatesPerBatch; pass++ {
+		order := rng.Perm(len(idx))
+		for lo := 0; lo < len(order); lo += cfg.MiniBatch {
+			mb := order[lo:min(lo+cfg.MiniBatch, len(order))]
+			st, norm, err := r.step(seqs, idx, mb, old, ref, adv)
+			if err != nil {
+				return us, err
+			}
+			us.steps++
+			us.loss, us.kl, us.clipFrac, us.ratio, us.gradSum = us.loss+st.Loss, us.kl+st.KL, us.clipFrac+st.ClipFrac, us.ratio+st.Ratio, us.gradSum+norm
+		}
+	}
+	return us, nil
+}
+
+// step is one minibatch gradient step: Forward, PolicyLoss, Backward,
+// clip, AdamW. mb indexes idx, which indexes seqs; old and ref are
+// aligned with idx.
+func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32, adv []float64) (PolicyLossStats, float64, error) {
+	cfg := r.cfg
+	batch := make([]chatlm.Sequence, len(mb))
+	for j, k := range mb {
+		batch[j] = seqs[idx[k]]
+	}
+	tok, B, T, lens, mask := r.policy.Pack(batch)
+	oldFlat, refFlat, advFlat := make([]float32, B*T), make([]float32, B*T), make([]float32, B*T)
+	for j, k := range mb {
+		copy(oldFlat[j*T:], old[k])
+		copy(refFlat[j*T:], ref[k])
+		a := float32(adv[idx[k]])
+		for t := 0; t < T; t++ {
+			advFlat[j*T+t] = a
+		}
+	}
+	logp, err := r.policy.LM.Forward(tok, B, T, lens)
+	if err != nil {
+		return PolicyLossStats{}, 0, err
+	}
+	st, dlogp := PolicyLoss(logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
+	if cfg.Beta == 0 {
+		st.KL = meanKL(logp, refFlat, mask) // still worth watching
+	}
+	r.policy.LM.ZeroGrad()
+	if err := r.policy.LM.Backward(dlogp); err != nil {
+		return st, 0, err
+	}
+	norm := lm.ClipGradNorm(r.policy.LM, cfg.ClipNorm)
+	if err := r.opt.Update(r.policy.LM, r.sched.At(r.opt.Step)); err != nil {
+		return st, norm, err
+	}
+	return st, norm, nil
+}
+
+// sequenceLogp returns, for each seqs[idx[k]], its per-position log-probs
+// under m (length len(IDs)), computed in batches.
+func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int) ([][]float32, error) {
+	out := make([][]float32, len(idx))
+	for lo := 0; lo < len(idx); lo += batch {
+		part := idx[lo:min(lo+batch, len(idx))]
+		b := make([]chatlm.Sequence, len(part))
+		for j, k := range part {
+			b[j] = seqs[k]
+		}
+		tok, B, T, lens, _ := m.Pack(b)
+		logp, err := m.LM.Forward(tok, B, T, lens)
+		if err != nil {
+			return nil, err
+		}
+		for j := range part {
+			out[lo+j] = append([]float32(nil), logp[j*T:j*T+lens[j]]...)
+		}
+	}
+	return out, nil
+}
+
+// meanKL is the mean k3 KL over masked positions.
+func meanKL(logp, ref, mask []float32) float64 {
+	var s, n float64
+	for i, w := range mask {
+		if w > 0 {
+			s += KLk3(float64(logp[i]), float64(ref[i]))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / n
+}
+
+// iterSeed is iteration it's seed: episodes and minibatch order of an
+// iteration depend only on (Seed, it), so a resumed run replays them.
+func iterSeed(seed uint64, it int) uint64 { return rollout.EpisodeSeed(seed^0x67727030, it, 0) }
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

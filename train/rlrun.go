@@ -1,0 +1,230 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/rollout"
+)
+
+// rlRun is the state the two RL trainers (GRPO, Static) share: the live
+// policy, its frozen reference, the optimizer, the users and the
+// resumable trainer state.
+type rlRun struct {
+	algo        string // "grpo" or "static": the log namespace of the config and result file
+	cfg         GRPOConfig
+	policy, ref *chatlm.Model
+	opt         *lm.AdamW
+	sched       lm.LRSchedule
+	task        rollout.Task
+	trainUser   dialog.User
+	monitorUser dialog.User
+	out         string
+	logf        func(map[string]any)
+	st          rlState
+	// fingerprint is what a resumed run must agree on besides the config
+	// (the static trainer's number of prompts).
+	fingerprint int
+}
+
+// rlState is what out/last/trainer_state.json adds to the model and the
+// optimizer. Every random draw of an iteration derives from (Seed,
+// iteration), so no generator state needs saving.
+type rlState struct {
+	Algo             string  `json:"algo"`
+	Iter             int     `json:"iteration"` // iterations completed
+	Cursor           int     `json:"cursor"`    // next training instance (or prompt) index
+	Seed             uint64  `json:"seed"`
+	Group            int     `json:"group"`
+	InstancesPerStep int     `json:"instances_per_step"`
+	Start            int     `json:"start"`
+	Fingerprint      int     `json:"fingerprint,omitempty"`
+	FirstReward      float64 `json:"first_reward"`
+	LastReward       float64 `json:"last_reward"`
+	MonitorTrain     float64 `json:"monitor_train_reward"`
+	MonitorHuman     float64 `json:"monitor_human_reward"`
+}
+
+func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg GRPOConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
+	if policy == nil {
+		return nil, fmt.Errorf("%s: no policy", algo)
+	}
+	if log == nil {
+		log = func(map[string]any) {}
+	}
+	ac := lm.DefaultAdamW()
+	ac.LR, ac.WeightDecay = cfg.LR, cfg.WeightDecay
+	opt, err := lm.NewAdamW(policy.LM.Config, ac)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	ref, err := policy.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reference policy: %w", algo, err)
+	}
+	return &rlRun{
+		algo: algo, cfg: cfg, policy: policy, ref: ref, opt: opt,
+		sched: lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR, Warmup: cfg.Warmup},
+		task:  t, trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
+		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start},
+	}, nil
+}
+
+func (r *rlRun) log(rec map[string]any) { r.logf(rec) }
+
+// cursor is the first training instance of iteration it.
+func (r *rlRun) cursor(it int) int {
+	c := r.cfg.Start + it*r.cfg.InstancesPerStep
+	if r.cfg.TrainInstances > 0 {
+		c %= r.cfg.TrainInstances
+	}
+	return c
+}
+
+// countTokens measures messages with the policy's tokenizer.
+func (r *rlRun) countTokens(s string) int { return len(r.policy.Tok.Encode(s)) }
+
+const rlStateFile = "trainer_state.json"
+
+func (r *rlRun) lastDir() string { return filepath.Join(r.out, "last") }
+func (r *rlRun) refDir() string  { return filepath.Join(r.out, "ref") }
+
+// resume loads out/last and out/ref when a previous run left them;
+// otherwise it saves the reference (the policy as passed in) to out/ref.
+func (r *rlRun) resume() error {
+	data, err := os.ReadFile(filepath.Join(r.lastDir(), rlStateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		if err := r.ref.Save(r.refDir(), nil); err != nil {
+			return fmt.Errorf("%s: save reference: %w", r.algo, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: resume: %w", r.algo, err)
+	}
+	var st rlState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("%s: resume %s: %w", r.algo, r.lastDir(), err)
+	}
+	want := r.st
+	want.Fingerprint = r.fingerprint
+	if st.Algo != want.Algo || st.Seed != want.Seed || st.Group != want.Group || st.InstancesPerStep != want.InstancesPerStep ||
+		st.Start != want.Start || st.Fingerprint != want.Fingerprint {
+		return fmt.Errorf("%s: %s was trained by %s with seed %d, group %d, %d per step from %d (fingerprint %d); this run has %s, %d, %d, %d, %d from %d: use a fresh out folder",
+			r.algo, r.lastDir(), st.Algo, st.Seed, st.Group, st.InstancesPerStep, st.Start, st.Fingerprint,
+			want.Algo, want.Seed, want.Group, want.InstancesPerStep, want.Start, want.Fingerprint)
+	}
+	last, opt, err := chatlm.Load(r.lastDir())
+	if err != nil {
+		return fmt.Errorf("%s: resume: %w", r.algo, err)
+	}
+	ref, _, err := chatlm.Load(r.refDir())
+	if err != nil {
+		return fmt.Errorf("%s: resume reference: %w", r.algo, err)
+	}
+	for _, m := range []*chatlm.Model{last, ref} {
+		if err := m.LM.Config.Mismatch(r.policy.LM.Config); err != nil {
+			return fmt.Errorf("%s: resume: %w", r.algo, err)
+		}
+		if !m.Tok.Equal(r.policy.Tok) {
+			return fmt.Errorf("%s: resume: a checkpoint's tokenizer differs from this run's", r.algo)
+		}
+	}
+	if opt == nil {
+		return fmt.Errorf("%s: resume %s: no optimizer state", r.algo, r.lastDir())
+	}
+	copy(r.policy.LM.Params.Data, last.LM.Params.Data)
+	copy(r.ref.LM.Params.Data, ref.LM.Params.Data)
+	opt.Config = r.opt.Config
+	r.opt = opt
+	r.st = st
+	r.log(map[string]any{"event": "resume", "step": st.Iter})
+	return nil
+}
+
+// save writes the resumable checkpoint out/last.
+func (r *rlRun) save() error {
+	r.st.Cursor = r.cursor(r.st.Iter)
+	r.st.Fingerprint = r.fingerprint
+	if err := r.policy.Save(r.lastDir(), r.opt); err != nil {
+		return fmt.Errorf("%s: checkpoint: %w", r.algo, err)
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(r.lastDir(), rlStateFile), mustJSON(r.st)); err != nil {
+		return fmt.Errorf("%s: checkpoint: %w", r.algo, err)
+	}
+	return nil
+}
+
+// interrupted saves a checkpoint and returns ctx's error when ctx was
+// cancelled; any other error is returned as it is.
+func (r *rlRun) interrupted(ctx context.Context, err error) (GRPOResult, error) {
+	if ctx.Err() == nil {
+		return GRPOResult{}, err
+	}
+	if serr := r.save(); serr != nil {
+		return GRPOResult{}, errors.Join(ctx.Err(), serr)
+	}
+	return GRPOResult{}, ctx.Err()
+}
+
+// finish writes the final model to out and the result beside it.
+func (r *rlRun) finish(res GRPOResult) error {
+	if err := r.policy.Save(r.out, nil); err != nil {
+		return fmt.Errorf("%s: save: %w", r.algo, err)
+	}
+	return atomicfile.WriteBytes(filepath.Join(r.out, r.algo+"_result.json"), mustJSON(res))
+}
+
+// monitor is the reward-hacking monitor: the current policy on a fixed
+// set of held-out instances (same instances and seeds every time), once
+// against the training user and once against the human proxy. A rising
+// training-user reward with a flat or falling human reward is reward
+// hacking.
+func (r *rlRun) monitor(ctx context.Context, step int) error {
+	cfg := r.cfg
+	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen}
+	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.MonitorInstances, Group: 1,
+		Seed: cfg.Seed ^ 0x6d6f6e69746f72, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.countTokens}
+	rec := map[string]any{"step": step}
+	play := func(user dialog.User, name string) (float64, error) {
+		rc.UserName = name
+		eps, err := rollout.Run(ctx, r.task, agent, user, rc)
+		if err != nil {
+			return 0, fmt.Errorf("%s: monitor against %s: %w", r.algo, name, err)
+		}
+		var reward, success, turns float64
+		for _, ep := range eps {
+			reward += ep.Reward
+			turns += float64(ep.Turns)
+			if ep.Success {
+				success++
+			}
+		}
+		n := float64(len(eps))
+		rec["monitor/"+name+"_reward"], rec["monitor/"+name+"_success"], rec["monitor/"+name+"_turns"] = reward/n, success/n, turns/n
+		return reward / n, nil
+	}
+	tr, err := play(r.trainUser, "train_user")
+	if err != nil {
+		return err
+	}
+	r.st.MonitorTrain = tr
+	if r.monitorUser != nil {
+		hr, err := play(r.monitorUser, "human")
+		if err != nil {
+			return err
+		}
+		r.st.MonitorHuman = hr
+		rec["monitor/reward_gap"] = tr - hr
+	}
+	r.log(rec)
+	return nil
+}

@@ -1,0 +1,345 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/lm"
+)
+
+// SFTConfig sets supervised fine-tuning: next-token NLL on one side's
+// tokens (the agent's for the base policy, the user's for the calibrated
+// simulator).
+type SFTConfig struct {
+	// Steps is the most optimizer steps to take. Default 300.
+	Steps int
+	// BatchSize is sequences per step. Default 16.
+	BatchSize int
+	// LR is the peak learning rate, reached after Warmup steps and decayed
+	// by cosine to LR/10 at Steps. Defaults 1e-3 and 20.
+	LR     float64
+	Warmup int
+	// WeightDecay for AdamW's 2-D tensors. Default 0.1.
+	WeightDecay float64
+	// ClipNorm bounds the global gradient norm. Default 1.
+	ClipNorm float64
+	// ValFraction of the sequences is held out for validation NLL. Default 0.1.
+	ValFraction float64
+	// EvalEvery steps the validation NLL is measured. Default 25.
+	EvalEvery int
+	// Patience: stop after this many evaluations without a new best
+	// validation NLL (0 never stops early). Default 4.
+	Patience int
+	// CheckpointEvery steps a resumable checkpoint is written. Default 50.
+	CheckpointEvery int
+	// Seed orders the batches and splits validation.
+	Seed uint64
+}
+
+// DefaultSFTConfig returns the documented defaults.
+func DefaultSFTConfig() SFTConfig {
+	return SFTConfig{Steps: 300, BatchSize: 16, LR: 1e-3, Warmup: 20, WeightDecay: 0.1, ClipNorm: 1,
+		ValFraction: 0.1, EvalEvery: 25, Patience: 4, CheckpointEvery: 50}
+}
+
+// Validate reports the first unusable field.
+func (c SFTConfig) Validate() error {
+	switch {
+	case c.Steps <= 0:
+		return fmt.Errorf("sft: steps %d, want > 0", c.Steps)
+	case c.BatchSize <= 0:
+		return fmt.Errorf("sft: batch size %d, want > 0", c.BatchSize)
+	case !(c.LR > 0):
+		return fmt.Errorf("sft: lr %v, want > 0", c.LR)
+	case c.ValFraction < 0 || c.ValFraction >= 1:
+		return fmt.Errorf("sft: validation fraction %v, want in [0,1)", c.ValFraction)
+	case c.EvalEvery <= 0 || c.CheckpointEvery <= 0:
+		return errors.New("sft: eval and checkpoint intervals must be positive")
+	}
+	return nil
+}
+
+// SFTResult reports a finished run.
+type SFTResult struct {
+	Steps      int     `json:"steps"`
+	TrainNLL   float64 `json:"train_nll"`   // mean over the last EvalEvery steps
+	FirstNLL   float64 `json:"first_nll"`   // the first step's batch NLL
+	ValNLL     float64 `json:"val_nll"`     // the best validation NLL
+	FirstVal   float64 `json:"first_val"`   // validation NLL before training
+	BestStep   int     `json:"best_step"`   // step of the best validation NLL
+	EarlyStop  bool    `json:"early_stop"`  // stopped by patience
+	TrainSeqs  int     `json:"train_seqs"`  // sequences trained on
+	ValSeqs    int     `json:"val_seqs"`    // sequences held out
+	TokensPerS float64 `json:"tokens_per_s"`
+}
+
+// sftState is what a resumable checkpoint adds to the model and optimizer.
+type sftState struct {
+	Step      int     `json:"step"`
+	BestVal   float64 `json:"best_val"`
+	BestStep  int     `json:"best_step"`
+	FirstVal  float64 `json:"first_val"`
+	FirstNLL  float64 `json:"first_nll"`
+	BadEvals  int     `json:"bad_evals"`
+	Seed      uint64  `json:"seed"`
+	TrainSeqs int     `json:"train_seqs"`
+}
+
+const sftStateFile = "trainer_state.json"
+
+// SFT trains m on seqs and writes the best model (by validation NLL) to
+// out. Resumable checkpoints go to out/last (with the optimizer) and
+// out/best; a run started on an out that holds them resumes where it
+// stopped and ends with the same weights as an uninterrupted run. When ctx
+// is cancelled it writes a checkpoint and returns ctx's error. log, when
+// set, receives namespaced metrics.
+func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTConfig, out string, log func(map[string]any)) (SFTResult, error) {
+	if err := cfg.Validate(); err != nil {
+		return SFTResult{}, err
+	}
+	if log == nil {
+		log = func(map[string]any) {}
+	}
+	train, val := splitSequences(seqs, cfg.ValFraction, cfg.Seed)
+	if len(train) == 0 {
+		return SFTResult{}, errors.New("sft: no training sequences")
+	}
+	ac := lm.DefaultAdamW()
+	ac.LR, ac.WeightDecay = cfg.LR, cfg.WeightDecay
+	opt, err := lm.NewAdamW(m.LM.Config, ac)
+	if err != nil {
+		return SFTResult{}, err
+	}
+	sched := lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR / 10, Warmup: cfg.Warmup, Total: cfg.Steps}
+	st := sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train)}
+	best := append([]float32(nil), m.LM.Params.Data...)
+	lastDir, bestDir := filepath.Join(out, "last"), filepath.Join(out, "best")
+
+	if resumed, err := resumeSFT(lastDir, bestDir, m, &opt, &st, best); err != nil {
+		return SFTResult{}, err
+	} else if resumed {
+		if st.Seed != cfg.Seed || st.TrainSeqs != len(train) {
+			return SFTResult{}, fmt.Errorf("sft: %s was trained with seed %d on %d sequences, now seed %d on %d: use a fresh --out", lastDir, st.Seed, st.TrainSeqs, cfg.Seed, len(train))
+		}
+		log(map[string]any{"event": "resume", "step": st.Step})
+	} else if len(val) > 0 {
+		st.FirstVal = meanNLL(m, val, cfg.BatchSize)
+		log(map[string]any{"step": 0, "sft/val_nll": st.FirstVal})
+	}
+
+	save := func() error {
+		if err := m.Save(lastDir, opt); err != nil {
+			return err
+		}
+		if err := saveBest(bestDir, m, best); err != nil {
+			return err
+		}
+		return writeState(filepath.Join(lastDir, sftStateFile), st)
+	}
+
+	batches := &batcher{seqs: train, size: cfg.BatchSize, seed: cfg.Seed}
+	var recent []float64
+	var tokens int
+	started := time.Now()
+	res := SFTResult{TrainSeqs: len(train), ValSeqs: len(val)}
+	for st.Step < cfg.Steps {
+		if err := ctx.Err(); err != nil {
+			if serr := save(); serr != nil {
+				return res, errors.Join(err, serr)
+			}
+			return res, err
+		}
+		tok, B, T, lens, mask := m.Pack(batches.batch(st.Step))
+		stats, err := lm.SFTStep(m.LM, opt, lm.TrainConfig{LR: sched.At(st.Step), ClipNorm: cfg.ClipNorm}, tok, B, T, lens, mask)
+		if err != nil {
+			return res, fmt.Errorf("sft step %d: %w", st.Step, err)
+		}
+		if st.Step == 0 {
+			st.FirstNLL = stats.NLL
+		}
+		for _, n := range lens {
+			tokens += n
+		}
+		recent = append(recent, stats.NLL)
+		if len(recent) > cfg.EvalEvery {
+			recent = recent[1:]
+		}
+		st.Step++
+		rec := map[string]any{"step": st.Step, "sft/loss": stats.NLL, "sft/grad_norm": stats.GradNorm, "sft/lr": sched.At(st.Step - 1)}
+		stop := false
+		if st.Step%cfg.EvalEvery == 0 || st.Step == cfg.Steps {
+			elapsed := time.Since(started).Seconds()
+			rec["perf/tokens_per_s"] = float64(tokens) / elapsed
+			if len(val) > 0 {
+				v := meanNLL(m, val, cfg.BatchSize)
+				rec["sft/val_nll"] = v
+				if v < st.BestVal {
+					st.BestVal, st.BestStep, st.BadEvals = v, st.Step, 0
+					copy(best, m.LM.Params.Data)
+				} else {
+					st.BadEvals++
+					stop = cfg.Patience > 0 && st.BadEvals >= cfg.Patience
+				}
+			} else {
+				copy(best, m.LM.Params.Data)
+				st.BestStep = st.Step
+			}
+		}
+		log(rec)
+		if st.Step%cfg.CheckpointEvery == 0 || st.Step == cfg.Steps || stop {
+			if err := save(); err != nil {
+				return res, err
+			}
+		}
+		if stop {
+			res.EarlyStop = true
+			break
+		}
+	}
+	res.Steps = st.Step
+	res.FirstNLL, res.FirstVal, res.BestStep = st.FirstNLL, st.FirstVal, st.BestStep
+	res.ValNLL = st.BestVal
+	if len(val) == 0 {
+		res.ValNLL = 0 // nothing held out; ValSeqs says so
+	}
+	for _, v := range recent {
+		res.TrainNLL += v / float64(len(recent))
+	}
+	if el := time.Since(started).Seconds(); el > 0 {
+		res.TokensPerS = float64(tokens) / el
+	}
+	copy(m.LM.Params.Data, best)
+	if err := m.Save(out, nil); err != nil {
+		return res, err
+	}
+	return res, atomicfile.WriteBytes(filepath.Join(out, "sft_result.json"), mustJSON(res))
+}
+
+// splitSequences holds out a seeded fraction for validation.
+func splitSequences(seqs []chatlm.Sequence, frac float64, seed uint64) (train, val []chatlm.Sequence) {
+	perm := rand.New(rand.NewPCG(seed, 0x5f7)).Perm(len(seqs))
+	nVal := int(frac * float64(len(seqs)))
+	if frac > 0 && nVal == 0 && len(seqs) >= 4 {
+		nVal = 1
+	}
+	for i, p := range perm {
+		if i < nVal {
+			val = append(val, seqs[p])
+		} else {
+			train = append(train, seqs[p])
+		}
+	}
+	return train, val
+}
+
+// batcher rebuilds any step's batch: each epoch visits the sequences in a
+// permutation seeded by (seed, epoch), so a resumed run sees the batches an
+// uninterrupted one would.
+type batcher struct {
+	seqs  []chatlm.Sequence
+	size  int
+	seed  uint64
+	epoch int
+	perm  []int
+}
+
+func (b *batcher) batch(step int) []chatlm.Sequence {
+	n := len(b.seqs)
+	out := make([]chatlm.Sequence, b.size)
+	for i := range b.size {
+		k := step*b.size + i
+		if epoch := k / n; b.perm == nil || epoch != b.epoch {
+			b.epoch = epoch
+			b.perm = rand.New(rand.NewPCG(b.seed, uint64(epoch)+1)).Perm(n)
+		}
+		out[i] = b.seqs[b.perm[k%n]]
+	}
+	return out
+}
+
+// meanNLL is the masked mean NLL of seqs, token-weighted.
+func meanNLL(m *chatlm.Model, seqs []chatlm.Sequence, batch int) float64 {
+	var total, count float64
+	for i := 0; i < len(seqs); i += batch {
+		tok, B, T, lens, mask := m.Pack(seqs[i:min(i+batch, len(seqs))])
+		logp, err := m.LM.Forward(tok, B, T, lens)
+		if err != nil {
+			return math.NaN()
+		}
+		for j, w := range mask {
+			total -= float64(w) * float64(logp[j])
+			count += float64(w)
+		}
+	}
+	if count == 0 {
+		return math.NaN()
+	}
+	return total / count
+}
+
+// MeanNLL is the masked mean NLL of seqs under m (per trained token).
+func MeanNLL(m *chatlm.Model, seqs []chatlm.Sequence) float64 { return meanNLL(m, seqs, 16) }
+
+func resumeSFT(lastDir, bestDir string, m *chatlm.Model, opt **lm.AdamW, st *sftState, best []float32) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(lastDir, sftStateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(data, st); err != nil {
+		return false, fmt.Errorf("resume %s: %w", lastDir, err)
+	}
+	last, lopt, err := chatlm.Load(lastDir)
+	if err != nil {
+		return false, fmt.Errorf("resume: %w", err)
+	}
+	if err := last.LM.Config.Mismatch(m.LM.Config); err != nil {
+		return false, fmt.Errorf("resume %s: %w", lastDir, err)
+	}
+	if !last.Tok.Equal(m.Tok) {
+		return false, fmt.Errorf("resume %s: its tokenizer differs from this run's", lastDir)
+	}
+	if lopt == nil {
+		return false, fmt.Errorf("resume %s: no optimizer state", lastDir)
+	}
+	copy(m.LM.Params.Data, last.LM.Params.Data)
+	lopt.Config = (*opt).Config
+	*opt = lopt
+	bm, _, err := chatlm.Load(bestDir)
+	if err != nil {
+		return false, fmt.Errorf("resume: %w", err)
+	}
+	copy(best, bm.LM.Params.Data)
+	return true, nil
+}
+
+func saveBest(dir string, m *chatlm.Model, best []float32) error {
+	cur := append([]float32(nil), m.LM.Params.Data...)
+	copy(m.LM.Params.Data, best)
+	err := m.Save(dir, nil)
+	copy(m.LM.Params.Data, cur)
+	return err
+}
+
+func writeState(path string, st sftState) error {
+	return atomicfile.WriteBytes(path, mustJSON(st))
+}
+
+func mustJSON(v any) []byte {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		panic(err) // only plain structs of numbers reach here
+	}
+	return append(data, '\n')
+}

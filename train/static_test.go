@@ -1,0 +1,221 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task"
+)
+
+// addGuesser is a behaviour agent for the toy task: right with chance
+// 1/2, otherwise off by one.
+type addGuesser struct{}
+
+type addGuesserSession struct {
+	rng *rand.Rand
+}
+
+func (addGuesser) NewSession(_ *dialog.View, rng *rand.Rand) dialog.AgentSession {
+	return &addGuesserSession{rng: rng}
+}
+
+func (s *addGuesserSession) Act(_ context.Context, h []dialog.Message) (string, error) {
+	var a, b int
+	if _, err := fmt.Sscanf(h[0].Content, "what is %d plus %d?", &a, &b); err != nil {
+		return "", err
+	}
+	sum := a + b + s.rng.IntN(2)
+	return fmt.Sprintf("%d + %d = %d.", a, b, sum), nil
+}
+
+func addLogs(t *testing.T, n int) []dialog.Episode {
+	t.Helper()
+	eps, err := rollout.Run(context.Background(), addTask{}, addGuesser{}, addUser{},
+		rollout.Config{Split: "train", Instances: n, MaxTurns: 2, Seed: 11, AgentName: "guesser"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eps
+}
+
+func addBehaviour(name string) (dialog.Agent, error) {
+	if name != "guesser" {
+		return nil, fmt.Errorf("unknown agent %q", name)
+	}
+	return addGuesser{}, nil
+}
+
+func smallStatic() StaticConfig {
+	return StaticConfig{smallGRPO()}
+}
+
+// The candidate's sequence is its exact prompt and sampled ids, the loss
+// on the sampled ids only.
+func TestCandidateSequenceMask(t *testing.T) {
+	s := candidateSequence([]int{1, 2, 3}, []int{7, 8, 9})
+	if want := []int{1, 2, 3, 7, 8, 9}; !reflect.DeepEqual(s.IDs, want) {
+		t.Fatalf("ids %v, want %v", s.IDs, want)
+	}
+	// mask[t] weights the prediction of ids[t+1]: positions 2, 3, 4
+	// predict 7, 8, 9.
+	if want := []float32{0, 0, 1, 1, 1, 0}; !reflect.DeepEqual(s.Mask, want) {
+		t.Fatalf("mask %v, want %v", s.Mask, want)
+	}
+}
+
+// Completing a logged conversation from any cut, with the logged agent
+// turn as the candidate and the logging user's own random stream,
+// reproduces the logged conversation: the replay restores both scripted
+// sessions' state exactly.
+func TestBranchReplaysLoggedConversations(t *testing.T) {
+	tk, err := task.Lookup("mathchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	human, err := tk.User("human")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs []dialog.Episode
+	for i, profile := range []string{"careful", "sloppy", "guesser"} {
+		a, err := tk.Agent(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps, err := rollout.Run(context.Background(), tk, a, human,
+			rollout.Config{Split: "train", Start: 10 * i, Instances: 6, MaxTurns: 8, Seed: 3, AgentName: profile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, eps...)
+	}
+	s := &staticRun{rlRun: &rlRun{trainUser: human}, agents: map[string]dialog.Agent{}}
+	for _, ep := range logs {
+		s.agents[ep.Agent], _ = tk.Agent(ep.Agent)
+	}
+	cuts := 0
+	for i := range logs {
+		ep := &logs[i]
+		for cut, m := range ep.Messages {
+			if m.Role != dialog.RoleAssistant {
+				continue
+			}
+			msgs := append([]dialog.Message(nil), ep.Messages[:cut+1]...)
+			br, err := s.branch(context.Background(), prompt{ep: ep, cut: cut}, msgs, ep.Seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := complete(context.Background(), s.agents, human, []*branch{br}, 8); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := texts(br.msgs), texts(ep.Messages); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s (%s) cut at %d:\ngot  %q\nwant %q", ep.ID, ep.Agent, cut, got, want)
+			}
+			cuts++
+		}
+	}
+	if cuts < 20 {
+		t.Fatalf("only %d cuts checked", cuts)
+	}
+}
+
+func texts(msgs []dialog.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = string(m.Role) + ": " + m.Content
+	}
+	return out
+}
+
+// Static context RL end to end on the toy logs: updates happen, the keys
+// are logged, the monitor runs, and the run is deterministic and
+// resumable.
+func TestStaticSmokeDeterministicResumable(t *testing.T) {
+	logs := addLogs(t, 12)
+	cfg := smallStatic()
+	run := func(cfg StaticConfig, out string, ctx context.Context, log func(map[string]any)) ([]float32, GRPOResult, error) {
+		m := toyPolicy(t, 80)
+		res, err := Static(ctx, m, addTask{}, logs, addBehaviour, addUser{}, addUser{}, cfg, out, log)
+		return m.LM.Params.Data, res, err
+	}
+	var iters, mons int
+	a, res, err := run(cfg, filepath.Join(t.TempDir(), "a"), context.Background(), func(r map[string]any) {
+		if r["monitor/human_reward"] != nil {
+			mons++
+		}
+		if r["rollout/reward_mean"] != nil {
+			iters++
+			if r["train/updates"].(int) > 0 {
+				checkKeys(t, r, iterKeys...)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iters != cfg.Iterations || mons != 3 || res.Updates == 0 {
+		t.Fatalf("%d iteration records, %d monitor records, %d updates; want %d, 3, > 0", iters, mons, res.Updates, cfg.Iterations)
+	}
+	b, _, err := run(cfg, filepath.Join(t.TempDir(), "b"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different weights")
+	}
+	out := filepath.Join(t.TempDir(), "c")
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, _, err := run(cfg, out, ctx, func(r map[string]any) {
+		if r["step"] == 1 && r["rollout/reward_mean"] != nil {
+			cancel()
+		}
+	}); err == nil {
+		t.Fatal("interrupted run: want an error")
+	}
+	c, _, err := run(cfg, out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, c) {
+		t.Fatal("resumed run's weights differ from the uninterrupted run's")
+	}
+}
+
+// Static context RL on mathchat logs with a model-backed simulator (a
+// chatlm.User, answering in batches) runs end to end.
+func TestStaticMathchatWithModelSimulator(t *testing.T) {
+	tk, err := task.Lookup("mathchat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	human, _ := tk.User("human")
+	careful, _ := tk.Agent("careful")
+	logs, err := rollout.Run(context.Background(), tk, careful, human,
+		rollout.Config{Split: "train", Instances: 4, MaxTurns: 6, Seed: 1, AgentName: "careful"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := toyPolicy(t, 0)
+	sim := &chatlm.User{Model: m, Oracle: true, Gen: chatlm.GenConfig{MaxNewTokens: 8, Temperature: 1, TopP: 1}}
+	cfg := smallStatic()
+	cfg.Iterations, cfg.MaxTurns, cfg.MonitorEvery = 2, 6, 0
+	var recs []map[string]any
+	res, err := Static(context.Background(), m, tk, logs, tk.Agent, sim, nil, cfg, t.TempDir(), func(r map[string]any) { recs = append(recs, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Iterations != 2 {
+		t.Fatalf("%d iterations, want 2", res.Iterations)
+	}
+	last := recs[len(recs)-1]
+	if turns := last["rollout/turns"].(float64); turns < 1 || turns > 6 {
+		t.Fatalf("completed conversations average %v agent turns, want within 1..6", turns)
+	}
+}
