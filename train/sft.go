@@ -71,14 +71,14 @@ func (c SFTConfig) Validate() error {
 // SFTResult reports a finished run.
 type SFTResult struct {
 	Steps      int     `json:"steps"`
-	TrainNLL   float64 `json:"train_nll"`   // mean over the last EvalEvery steps
-	FirstNLL   float64 `json:"first_nll"`   // the first step's batch NLL
-	ValNLL     float64 `json:"val_nll"`     // the best validation NLL
-	FirstVal   float64 `json:"first_val"`   // validation NLL before training
-	BestStep   int     `json:"best_step"`   // step of the best validation NLL
-	EarlyStop  bool    `json:"early_stop"`  // stopped by patience
-	TrainSeqs  int     `json:"train_seqs"`  // sequences trained on
-	ValSeqs    int     `json:"val_seqs"`    // sequences held out
+	TrainNLL   float64 `json:"train_nll"`  // mean over the last EvalEvery steps
+	FirstNLL   float64 `json:"first_nll"`  // the first step's batch NLL
+	ValNLL     float64 `json:"val_nll"`    // the best validation NLL
+	FirstVal   float64 `json:"first_val"`  // validation NLL before training
+	BestStep   int     `json:"best_step"`  // step of the best validation NLL
+	EarlyStop  bool    `json:"early_stop"` // stopped by patience
+	TrainSeqs  int     `json:"train_seqs"` // sequences trained on
+	ValSeqs    int     `json:"val_seqs"`   // sequences held out
 	TokensPerS float64 `json:"tokens_per_s"`
 }
 

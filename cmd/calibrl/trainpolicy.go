@@ -20,8 +20,8 @@ import (
 func newTrainPolicyCmd() *cobra.Command {
 	var (
 		algo, taskName, userName, initDir, out, logs, presetName, tokPath string
-		seed                                                               uint64
-		steps                                                              int
+		seed                                                              uint64
+		steps                                                             int
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
