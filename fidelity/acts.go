@@ -36,7 +36,8 @@ var Acts = []Act{ProvideFact, Clarify, Accept, Reject, Leak, End, Other, Gone}
 var (
 	numberRE = regexp.MustCompile(`-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?`)
 
-	rejectCues = []string{"doesn't match", "does not match", "not right", "not what i", "not it", "wrong",
+	rejectCues = []string{"doesn't match", "does not match", "not right", "not what i", "not it", "that's wrong",
+		"didn't make it better", "changed back", "doesn't look quite right", "is wrong",
 		"still not", "doesn't look right", "try again", "not correct", "isn't right", "undid", "undo",
 		"changed it back", "you changed", "not quite", "no, ", "not there yet", "still off", "still wrong",
 		"don't think that", "don't think it"}

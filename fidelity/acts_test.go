@@ -50,6 +50,8 @@ func TestClassifyLabelledExamples(t *testing.T) {
 		{docOracle, "The second sentence is off.", false, Other},
 		{docOracle, "Here is what I want: " + docOracle.Truth, false, Leak},
 		{docOracle, "You changed it back, that undid my fix.", false, Reject},
+		{docOracle, "Can you help me fix this memo? A few things in it are wrong.", false, Other},
+		{docOracle, "That didn't make it better.", false, Reject},
 		{docOracle, "That looks good now, thanks!", true, Accept},
 	}
 	for _, c := range cases {

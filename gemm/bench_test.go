@@ -13,24 +13,30 @@ var benchShapes = []struct {
 	name           string
 	transA, transB bool
 	m, n, k        int
+	lda, ldb       int // 0: the stored width
 }{
-	{"2048cube", false, false, 2048, 2048, 2048},
-	{"A/qkv_4096x128x384", false, false, 4096, 384, 128},
-	{"A/attnproj_4096x128x128", false, false, 4096, 128, 128},
-	{"A/fc_4096x128x512", false, false, 4096, 512, 128},
-	{"A/fcproj_4096x512x128", false, false, 4096, 128, 512},
-	{"A/logits_4096x128x512T", false, true, 4096, 512, 128},
-	{"A/dW_qkv_T4096", true, false, 128, 384, 4096},
-	{"A/dX_qkv_4096x384x128T", false, true, 4096, 128, 384},
-	{"A/dWte_T4096", true, false, 512, 128, 4096},
-	{"A/sample_qkv_16x128x384", false, false, 16, 384, 128},
-	{"A/sample_fcproj_16x512x128", false, false, 16, 128, 512},
-	{"A/sample_logits_16x128x512T", false, true, 16, 512, 128},
-	{"B/qkv_4096x256x768", false, false, 4096, 768, 256},
-	{"B/fcproj_4096x1024x256", false, false, 4096, 256, 1024},
-	{"B/logits_4096x256x512T", false, true, 4096, 512, 256},
-	{"B/dW_fc_T4096", true, false, 256, 1024, 4096},
-	{"B/sample_fc_16x256x1024", false, false, 16, 1024, 256},
+	{"2048cube", false, false, 2048, 2048, 2048, 0, 0},
+	{"A/qkv_4096x128x384", false, false, 4096, 384, 128, 0, 0},
+	{"A/attnproj_4096x128x128", false, false, 4096, 128, 128, 0, 0},
+	{"A/fc_4096x128x512", false, false, 4096, 512, 128, 0, 0},
+	{"A/fcproj_4096x512x128", false, false, 4096, 128, 512, 0, 0},
+	{"A/logits_4096x128x512T", false, true, 4096, 512, 128, 0, 0},
+	{"A/dW_qkv_T4096", true, false, 128, 384, 4096, 0, 0},
+	{"A/dX_qkv_4096x384x128T", false, true, 4096, 128, 384, 0, 0},
+	{"A/dWte_T4096", true, false, 512, 128, 4096, 0, 0},
+	{"A/sample_qkv_16x128x384", false, false, 16, 384, 128, 0, 0},
+	{"A/sample_fcproj_16x512x128", false, false, 16, 128, 512, 0, 0},
+	{"A/sample_logits_16x128x512T", false, true, 16, 512, 128, 0, 0},
+	// Attention, one head (HS=32) of a 64-row block as lm calls it, with
+	// q, k, v read in place from the [T,3C] qkv rows.
+	{"A/att_QKt_64x32x256T", false, true, 64, 256, 32, 384, 384},
+	{"A/att_PV_64x256x32", false, false, 64, 32, 256, 256, 384},
+	{"A/att_dK_T256", true, false, 64, 32, 256, 256, 384},
+	{"B/qkv_4096x256x768", false, false, 4096, 768, 256, 0, 0},
+	{"B/fcproj_4096x1024x256", false, false, 4096, 256, 1024, 0, 0},
+	{"B/logits_4096x256x512T", false, true, 4096, 512, 256, 0, 0},
+	{"B/dW_fc_T4096", true, false, 256, 1024, 4096, 0, 0},
+	{"B/sample_fc_16x256x1024", false, false, 16, 1024, 256, 0, 0},
 }
 
 func BenchmarkSgemm(b *testing.B) {
@@ -48,11 +54,12 @@ func BenchmarkSgemm(b *testing.B) {
 				if s.transB {
 					br, bc = bc, br
 				}
-				a, bm, c := randMat(r, ar*ac), randMat(r, br*bc), make([]float32, s.m*s.n)
+				lda, ldb := max(s.lda, ac), max(s.ldb, bc)
+				a, bm, c := randMat(r, ar*lda), randMat(r, br*ldb), make([]float32, s.m*s.n)
 				workers := Workers()
 				b.ResetTimer()
 				for b.Loop() {
-					sgemmWith(kern, workers, s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+					sgemmWith(kern, workers, s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, s.n)
 				}
 				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})

@@ -13,9 +13,11 @@ const (
 	kcBlock = 512
 	ncBlock = 512 // a multiple of every kernel's nr
 
-	// minParallelWork is the m·n·k below which one goroutine is faster
-	// than waking others (a few microseconds of FMAs).
-	minParallelWork = 1 << 17
+	// minParallelWork is the m·n·k below which one goroutine is about as
+	// fast as waking others (under 10 µs of FMAs on one core); it also
+	// keeps the small multiplies that callers already run from several
+	// goroutines (attention heads) from spawning more.
+	minParallelWork = 1 << 19
 )
 
 // kernel is one register-blocked micro-kernel and its tile shape.
@@ -88,11 +90,13 @@ func sgemmWith(kern *kernel, workers int, transA, transB bool, m, n, k int, alph
 		p.region(0, m, 0, n)
 		return
 	}
-	// Split the dimension with more tile panels into near-equal runs of
-	// whole panels, so no tile straddles two workers.
+	// Split into near-equal runs of whole tile panels, so no tile straddles
+	// two workers, along the longer side of C: each worker packs the B
+	// block of its own columns, so a split over rows repeats B's packing
+	// in every worker while a split over columns repeats only A's reads.
 	mp, np := ceilDiv(m, kern.mr), ceilDiv(n, kern.nr)
 	var wg sync.WaitGroup
-	if mp >= 2*workers || mp >= np {
+	if m >= n && mp >= workers || np < workers {
 		workers = min(workers, mp)
 		for w := 0; w < workers; w++ {
 			i0, i1 := min(m, w*mp/workers*kern.mr), min(m, (w+1)*mp/workers*kern.mr)
@@ -230,8 +234,28 @@ func (p *problem) packAPanel(dst []float32, i0, h, pc, kc int) {
 		clear(dst)
 	}
 	if p.transA {
+		// Each k step is one run of h contiguous floats; fixed-size array
+		// copies avoid a memmove call per run.
+		if h == 8 && mr == 8 {
+			for r := 0; r < kc; r++ {
+				off := (pc+r)*p.lda + i0
+				*(*[8]float32)(dst[r*8:]) = [8]float32(p.a[off : off+8])
+			}
+			return
+		}
 		for r := 0; r < kc; r++ {
 			copy(dst[r*mr:r*mr+h], p.a[(pc+r)*p.lda+i0:])
+		}
+		return
+	}
+	if h == 8 && mr == 8 {
+		base := i0*p.lda + pc
+		a0, a1 := p.a[base:][:kc], p.a[base+p.lda:][:kc]
+		a2, a3 := p.a[base+2*p.lda:][:kc], p.a[base+3*p.lda:][:kc]
+		a4, a5 := p.a[base+4*p.lda:][:kc], p.a[base+5*p.lda:][:kc]
+		a6, a7 := p.a[base+6*p.lda:][:kc], p.a[base+7*p.lda:][:kc]
+		for r := 0; r < kc; r++ {
+			*(*[8]float32)(dst[r*8:]) = [8]float32{a0[r], a1[r], a2[r], a3[r], a4[r], a5[r], a6[r], a7[r]}
 		}
 		return
 	}

@@ -26,10 +26,11 @@ func BenchmarkTune(b *testing.B) {
 			if s.transB {
 				br, bc = bc, br
 			}
-			a, bm, c := randMat(r, ar*ac), randMat(r, br*bc), make([]float32, s.m*s.n)
+			lda, ldb := max(s.lda, ac), max(s.ldb, bc)
+			a, bm, c := randMat(r, ar*lda), randMat(r, br*ldb), make([]float32, s.m*s.n)
 			t0 := cpuTime()
 			for b.Loop() {
-				sgemmWith(activeKernel, Workers(), s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+				sgemmWith(activeKernel, Workers(), s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, s.n)
 			}
 			cpu := cpuTime() - t0
 			b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/cpu.Seconds()/1e9*float64(Workers()), "cpuGF")

@@ -41,23 +41,7 @@ const lnEps = 1e-5
 func layernormForward(workers int, out, mean, rstd, x, w, b []float32, N, C int) {
 	parallelFor(workersFor(workers, N*C), N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			xi := x[i*C : (i+1)*C]
-			var m float32
-			for _, v := range xi {
-				m += v
-			}
-			m /= float32(C)
-			var s float32
-			for _, v := range xi {
-				d := v - m
-				s += d * d
-			}
-			r := 1 / sqrtf(s/float32(C)+lnEps)
-			oi := out[i*C : (i+1)*C]
-			for c, v := range xi {
-				oi[c] = (v-m)*r*w[c] + b[c]
-			}
-			mean[i], rstd[i] = m, r
+			mean[i], rstd[i] = lnRowForward(out[i*C:(i+1)*C], x[i*C:(i+1)*C], w, b)
 		}
 	})
 }
@@ -76,24 +60,7 @@ func layernormBackward(workers int, dx, dw, db, dout, x, w, mean, rstd []float32
 			clear(cw)
 			clear(cb)
 			for i := ch * N / chunks; i < (ch+1)*N/chunks; i++ {
-				xi, di, dxi := x[i*C:(i+1)*C], dout[i*C:(i+1)*C], dx[i*C:(i+1)*C]
-				m, r := mean[i], rstd[i]
-				// dnorm = dout·w; dx = r·(dnorm − mean(dnorm) − x̂·mean(dnorm·x̂))
-				var sd, sdx float32
-				for c, d := range di {
-					xh := (xi[c] - m) * r
-					dn := d * w[c]
-					sd += dn
-					sdx += dn * xh
-					cb[c] += d
-					cw[c] += d * xh
-				}
-				sd /= float32(C)
-				sdx /= float32(C)
-				for c, d := range di {
-					xh := (xi[c] - m) * r
-					dxi[c] += r * (d*w[c] - sd - xh*sdx)
-				}
+				lnRowBackward(dx[i*C:(i+1)*C], cw, cb, x[i*C:(i+1)*C], dout[i*C:(i+1)*C], w, mean[i], rstd[i])
 			}
 		}
 	})
@@ -168,4 +135,57 @@ func geluBackward(workers int, dx, dout, x, th []float32, N int) {
 		a, b := lo*1024, min(hi*1024, N)
 		geluBackSpan(dx[a:b], dout[a:b], x[a:b], th[a:b])
 	})
+}
+
+// lnRowForward normalises one row: out = (x−mean)·rstd·w + b.
+func lnRowForward(out, x, w, b []float32) (mean, rstd float32) {
+	C := len(x)
+	if useAVX2 && C%8 == 0 {
+		m, r := lnStatsAVX2(x)
+		lnApplyAVX2(out, x, w[:C], b[:C], m, r)
+		return m, r
+	}
+	var m float32
+	for _, v := range x {
+		m += v
+	}
+	m /= float32(C)
+	var s float32
+	for _, v := range x {
+		d := v - m
+		s += d * d
+	}
+	r := 1 / sqrtf(s/float32(C)+lnEps)
+	out = out[:C]
+	for c, v := range x {
+		out[c] = (v-m)*r*w[c] + b[c]
+	}
+	return m, r
+}
+
+// lnRowBackward is one row of LayerNorm's backward: cw += dout·x̂,
+// cb += dout, and with dnorm = dout·w,
+// dx += rstd·(dnorm − mean(dnorm) − x̂·mean(dnorm·x̂)).
+func lnRowBackward(dx, cw, cb, x, dout, w []float32, m, r float32) {
+	C := len(x)
+	if useAVX2 && C%8 == 0 {
+		sd, sdx := lnBack1AVX2(cw[:C], cb[:C], x, dout[:C], w[:C], m, r)
+		lnBack2AVX2(dx[:C], x, dout[:C], w[:C], m, r, sd/float32(C), sdx/float32(C))
+		return
+	}
+	var sd, sdx float32
+	for c, d := range dout[:C] {
+		xh := (x[c] - m) * r
+		dn := d * w[c]
+		sd += dn
+		sdx += dn * xh
+		cb[c] += d
+		cw[c] += d * xh
+	}
+	sd /= float32(C)
+	sdx /= float32(C)
+	for c, d := range dout[:C] {
+		xh := (x[c] - m) * r
+		dx[c] += r * (d*w[c] - sd - xh*sdx)
+	}
 }

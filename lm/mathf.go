@@ -190,3 +190,14 @@ func scalef(x []float32, s float32) {
 		x[i] *= s
 	}
 }
+
+// addTo sets y[i] += x[i] (gemm.Axpy with alpha 1 is an exact add).
+func addTo(y, x []float32) {
+	if useAVX2 {
+		gemm.Axpy(1, x, y)
+		return
+	}
+	for i, v := range x {
+		y[i] += v
+	}
+}

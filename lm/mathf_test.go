@@ -95,22 +95,24 @@ func TestAttendRowVectorMatchesGo(t *testing.T) {
 	if !useAVX2 {
 		t.Skip("no AVX2+FMA on this CPU")
 	}
-	const n, stride, HS = 37, 48, 16
-	k, v, q := make([]float32, n*stride), make([]float32, n*stride), make([]float32, HS)
-	for i := range k {
-		k[i], v[i] = float32(i%13)*0.1-0.6, float32(i%7)*0.2-0.5
-	}
-	for i := range q {
-		q[i] = float32(i)*0.05 - 0.3
-	}
-	oV, oG, s := make([]float32, HS), make([]float32, HS), make([]float32, n)
-	attendRow(oV, s, q, k[8:], v[8:], n-1, stride, 0.25)
-	useAVX2 = false
-	attendRow(oG, s, q, k[8:], v[8:], n-1, stride, 0.25)
-	useAVX2 = true
-	for i := range oV {
-		if d := math.Abs(float64(oV[i] - oG[i])); d > 1e-6 {
-			t.Errorf("o[%d]: AVX2 %v, Go %v", i, oV[i], oG[i])
+	for _, tc := range []struct{ n, stride, HS int }{{37, 48, 16}, {37, 48, 40}, {9, 64, 64}, {3, 8, 8}} {
+		n, stride, HS := tc.n, tc.stride, tc.HS
+		k, v, q := make([]float32, n*stride), make([]float32, n*stride), make([]float32, HS)
+		for i := range k {
+			k[i], v[i] = float32(i%13)*0.1-0.6, float32(i%7)*0.2-0.5
+		}
+		for i := range q {
+			q[i] = float32(i)*0.05 - 0.3
+		}
+		oV, oG, s := make([]float32, HS), make([]float32, HS), make([]float32, n)
+		attendRow(oV, s, q, k[8:], v[8:], n-1, stride, 0.25)
+		useAVX2 = false
+		attendRow(oG, s, q, k[8:], v[8:], n-1, stride, 0.25)
+		useAVX2 = true
+		for i := range oV {
+			if d := math.Abs(float64(oV[i] - oG[i])); d > 1e-6 {
+				t.Errorf("%+v: o[%d]: AVX2 %v, Go %v", tc, i, oV[i], oG[i])
+			}
 		}
 	}
 }

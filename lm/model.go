@@ -229,9 +229,7 @@ func (m *Model) Backward(dlogp []float32) error {
 				clear(row)
 				continue
 			}
-			for j, pj := range row {
-				row[j] = -d * pj
-			}
+			scalef(row, -d)
 			row[y] += d
 		}
 	})

@@ -63,10 +63,7 @@ func columnSum(workers int, dst, x []float32, rows, cols int, scratch []float32)
 			clear(p)
 			r0, r1 := ch*rows/chunks, (ch+1)*rows/chunks
 			for r := r0; r < r1; r++ {
-				row := x[r*cols : (r+1)*cols]
-				for i, v := range row {
-					p[i] += v
-				}
+				addTo(p, x[r*cols:(r+1)*cols])
 			}
 		}
 	})

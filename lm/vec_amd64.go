@@ -58,3 +58,17 @@ func maxAVX2(x []float32) float32
 //
 //go:noescape
 func scaleAVX2(x []float32, s float32)
+
+// LayerNorm row kernels; every slice a positive multiple of 8 long.
+//
+//go:noescape
+func lnStatsAVX2(x []float32) (mean, rstd float32)
+
+//go:noescape
+func lnApplyAVX2(out, x, w, b []float32, mean, rstd float32)
+
+//go:noescape
+func lnBack1AVX2(cw, cb, x, dout, w []float32, mean, rstd float32) (sd, sdx float32)
+
+//go:noescape
+func lnBack2AVX2(dx, x, dout, w []float32, mean, rstd, sd, sdx float32)

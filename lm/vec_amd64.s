@@ -185,6 +185,8 @@ geluloop:
 
 // func scoresAVX2(s, q, k []float32, stride int, scale float32)
 // s[j] = scale·Σ_i q[i]·k[j·stride+i]; len(q) a positive multiple of 8.
+// Eight keys at a time, one accumulator each (independent FMA chains), then
+// a transposing horizontal-add tree that leaves the eight sums in order.
 TEXT ·scoresAVX2(SB), NOSPLIT, $0-84
 	MOVQ s_base+0(FP), DI
 	MOVQ s_len+8(FP), CX
@@ -193,8 +195,61 @@ TEXT ·scoresAVX2(SB), NOSPLIT, $0-84
 	MOVQ k_base+48(FP), DX
 	MOVQ stride+72(FP), R9
 	SHLQ $2, R9              // stride in bytes
-	VBROADCASTSS scale+80(FP), X15
+	VBROADCASTSS scale+80(FP), Y15
 	SHRQ $3, R8              // 8-float blocks per key
+	LEAQ (R9)(R9*2), R13     // 3·stride
+	LEAQ (R9)(R9*4), R14     // 5·stride
+	LEAQ (R13)(R9*4), BX     // 7·stride
+	MOVQ R9, AX
+	SHLQ $3, AX              // 8·stride
+
+scores8:
+	CMPQ CX, $8
+	JLT scores1
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
+
+scores8i:
+	VMOVUPS (R10), Y8
+	VFMADD231PS (R11), Y8, Y0
+	VFMADD231PS (R11)(R9*1), Y8, Y1
+	VFMADD231PS (R11)(R9*2), Y8, Y2
+	VFMADD231PS (R11)(R13*1), Y8, Y3
+	VFMADD231PS (R11)(R9*4), Y8, Y4
+	VFMADD231PS (R11)(R14*1), Y8, Y5
+	VFMADD231PS (R11)(R13*2), Y8, Y6
+	VFMADD231PS (R11)(BX*1), Y8, Y7
+	ADDQ $32, R10
+	ADDQ $32, R11
+	DECQ R12
+	JNZ scores8i
+
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y2, Y0, Y0
+	VHADDPS Y6, Y4, Y4
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y2
+	VADDPS Y2, Y1, Y1
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, DI
+	ADDQ AX, DX
+	SUBQ $8, CX
+	JMP scores8
+
+scores1:
 	TESTQ CX, CX
 	JZ scoresdone
 
@@ -231,6 +286,8 @@ scoresdone:
 
 // func mixAVX2(o, p, v []float32, stride int)
 // o[i] += Σ_j p[j]·v[j·stride+i]; len(o) a positive multiple of 8.
+// 32 outputs at a time in four accumulators (independent FMA chains), then
+// any remaining 8-wide blocks one at a time.
 TEXT ·mixAVX2(SB), NOSPLIT, $0-80
 	MOVQ o_base+0(FP), DI
 	MOVQ o_len+8(FP), R8
@@ -239,8 +296,43 @@ TEXT ·mixAVX2(SB), NOSPLIT, $0-80
 	MOVQ v_base+48(FP), DX
 	MOVQ stride+72(FP), R9
 	SHLQ $2, R9
-	SHRQ $3, R8
+	SHRQ $3, R8              // 8-float blocks of o
 	TESTQ CX, CX
+	JZ mixdone
+
+mix32:
+	CMPQ R8, $4
+	JLT mix8
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ CX, R12
+
+mix32j:
+	VBROADCASTSS (R10), Y4
+	VFMADD231PS (R11), Y4, Y0
+	VFMADD231PS 32(R11), Y4, Y1
+	VFMADD231PS 64(R11), Y4, Y2
+	VFMADD231PS 96(R11), Y4, Y3
+	ADDQ $4, R10
+	ADDQ R9, R11
+	DECQ R12
+	JNZ mix32j
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ $128, DI
+	ADDQ $128, DX
+	SUBQ $4, R8
+	JMP mix32
+
+mix8:
+	TESTQ R8, R8
 	JZ mixdone
 
 mixi:
@@ -372,5 +464,166 @@ scaleloop:
 	ADDQ $32, SI
 	DECQ CX
 	JNZ scaleloop
+	VZEROUPPER
+	RET
+
+// Horizontal sum of Y0 into X0's low lane (clobbers X1).
+#define HSUM0 \
+	VEXTRACTF128 $1, Y0, X1; \
+	VADDPS X1, X0, X0; \
+	VMOVHLPS X0, X0, X1; \
+	VADDPS X1, X0, X0; \
+	VPSHUFD $1, X0, X1; \
+	VADDSS X1, X0, X0
+
+// func lnStatsAVX2(x []float32) (mean, rstd float32)
+// mean = Σx/n, rstd = 1/√(Σ(x−mean)²/n + 1e-5); len(x) a positive multiple of 8.
+TEXT ·lnStatsAVX2(SB), NOSPLIT, $0-32
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	MOVQ CX, R8
+	SHRQ $3, CX
+	VXORPS Y0, Y0, Y0
+	MOVQ SI, R10
+	MOVQ CX, R12
+
+lnsum:
+	VADDPS (R10), Y0, Y0
+	ADDQ $32, R10
+	DECQ R12
+	JNZ lnsum
+	HSUM0
+	VCVTSI2SSQ R8, X2, X2    // n
+	VDIVSS X2, X0, X3        // mean
+	VBROADCASTSS X3, Y4
+	VXORPS Y0, Y0, Y0
+	MOVQ SI, R10
+	MOVQ CX, R12
+
+lnvar:
+	VMOVUPS (R10), Y5
+	VSUBPS Y4, Y5, Y5
+	VFMADD231PS Y5, Y5, Y0
+	ADDQ $32, R10
+	DECQ R12
+	JNZ lnvar
+	HSUM0
+	VDIVSS X2, X0, X0        // variance
+	VADDSS lneps<>(SB), X0, X0
+	VSQRTSS X0, X0, X0
+	VMOVSS one<>(SB), X1
+	VDIVSS X0, X1, X0        // rstd
+	MOVSS X3, mean+24(FP)
+	MOVSS X0, rstd+28(FP)
+	VZEROUPPER
+	RET
+
+DATA lneps<>+0(SB)/4, $1e-5
+GLOBL lneps<>(SB), RODATA|NOPTR, $4
+
+// func lnApplyAVX2(out, x, w, b []float32, mean, rstd float32)
+// out = (x−mean)·rstd·w + b; lengths equal, a positive multiple of 8.
+TEXT ·lnApplyAVX2(SB), NOSPLIT, $0-104
+	MOVQ out_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ w_base+48(FP), DX
+	MOVQ b_base+72(FP), R8
+	VBROADCASTSS mean+96(FP), Y14
+	VBROADCASTSS rstd+100(FP), Y15
+	SHRQ $3, CX
+
+lnapply:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VMULPS Y15, Y0, Y0
+	VMOVUPS (R8), Y1
+	VFMADD231PS (DX), Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ lnapply
+	VZEROUPPER
+	RET
+
+// func lnBack1AVX2(cw, cb, x, dout, w []float32, mean, rstd float32) (sd, sdx float32)
+// With x̂ = (x−mean)·rstd and dn = dout·w: cb += dout, cw += dout·x̂,
+// returns Σdn and Σdn·x̂. Lengths equal, a positive multiple of 8.
+TEXT ·lnBack1AVX2(SB), NOSPLIT, $0-136
+	MOVQ cw_base+0(FP), DI
+	MOVQ cb_base+24(FP), BX
+	MOVQ x_base+48(FP), SI
+	MOVQ x_len+56(FP), CX
+	MOVQ dout_base+72(FP), R8
+	MOVQ w_base+96(FP), DX
+	VBROADCASTSS mean+120(FP), Y14
+	VBROADCASTSS rstd+124(FP), Y15
+	SHRQ $3, CX
+	VXORPS Y6, Y6, Y6        // Σdn
+	VXORPS Y7, Y7, Y7        // Σdn·x̂
+
+lnb1:
+	VMOVUPS (SI), Y0
+	VSUBPS Y14, Y0, Y0
+	VMULPS Y15, Y0, Y0       // x̂
+	VMOVUPS (R8), Y1         // d
+	VMULPS (DX), Y1, Y2      // dn
+	VADDPS Y2, Y6, Y6
+	VFMADD231PS Y0, Y2, Y7
+	VADDPS (BX), Y1, Y3
+	VMOVUPS Y3, (BX)
+	VMOVUPS (DI), Y3
+	VFMADD231PS Y0, Y1, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ $32, DI
+	ADDQ $32, BX
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DX
+	DECQ CX
+	JNZ lnb1
+	VMOVAPS Y6, Y0
+	HSUM0
+	MOVSS X0, sd+128(FP)
+	VMOVAPS Y7, Y0
+	HSUM0
+	MOVSS X0, sdx+132(FP)
+	VZEROUPPER
+	RET
+
+// func lnBack2AVX2(dx, x, dout, w []float32, mean, rstd, sd, sdx float32)
+// dx += rstd·(dout·w − sd − x̂·sdx), with sd and sdx already divided by n.
+TEXT ·lnBack2AVX2(SB), NOSPLIT, $0-112
+	MOVQ dx_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ x_len+32(FP), CX
+	MOVQ dout_base+48(FP), R8
+	MOVQ w_base+72(FP), DX
+	VBROADCASTSS mean+96(FP), Y12
+	VBROADCASTSS rstd+100(FP), Y13
+	VBROADCASTSS sd+104(FP), Y14
+	VBROADCASTSS sdx+108(FP), Y15
+	SHRQ $3, CX
+
+lnb2:
+	VMOVUPS (SI), Y0
+	VSUBPS Y12, Y0, Y0
+	VMULPS Y13, Y0, Y0       // x̂
+	VMOVUPS (R8), Y1
+	VMULPS (DX), Y1, Y1      // dn
+	VSUBPS Y14, Y1, Y1       // dn − sd
+	VFNMADD231PS Y15, Y0, Y1 // − x̂·sdx
+	VMOVUPS (DI), Y2
+	VFMADD231PS Y13, Y1, Y2  // dx += rstd·(...)
+	VMOVUPS Y2, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, DX
+	DECQ CX
+	JNZ lnb2
 	VZEROUPPER
 	RET

@@ -21,3 +21,15 @@ func geluBackAVX2(dx, dout, x, th []float32) { panic("lm: no AVX2 kernels") }
 func maxAVX2(x []float32) float32 { panic("lm: no AVX2 kernels") }
 
 func scaleAVX2(x []float32, s float32) { panic("lm: no AVX2 kernels") }
+
+func lnStatsAVX2(x []float32) (mean, rstd float32) { panic("lm: no AVX2 kernels") }
+
+func lnApplyAVX2(out, x, w, b []float32, mean, rstd float32) { panic("lm: no AVX2 kernels") }
+
+func lnBack1AVX2(cw, cb, x, dout, w []float32, mean, rstd float32) (sd, sdx float32) {
+	panic("lm: no AVX2 kernels")
+}
+
+func lnBack2AVX2(dx, x, dout, w []float32, mean, rstd, sd, sdx float32) {
+	panic("lm: no AVX2 kernels")
+}

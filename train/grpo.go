@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/calibrl/calibrl/chatlm"
@@ -154,6 +155,8 @@ func (c GRPOConfig) Validate() error {
 		return errors.New("grpo: no training split")
 	case c.Start < 0 || c.TrainInstances < 0:
 		return fmt.Errorf("grpo: start %d and train instances %d must not be negative", c.Start, c.TrainInstances)
+	case c.TrainInstances > 0 && c.InstancesPerStep > c.TrainInstances:
+		return fmt.Errorf("grpo: %d instances per step from a split of %d", c.InstancesPerStep, c.TrainInstances)
 	case c.InstancesPerStep <= 0:
 		return fmt.Errorf("grpo: instances per step %d, want > 0", c.InstancesPerStep)
 	case c.Group < 2:
@@ -254,7 +257,6 @@ func (r *rlRun) interactiveBatch(ctx context.Context, it int) (rlBatch, error) {
 		CountTokens: r.countTokens,
 	}
 	if cfg.TrainInstances > 0 && rc.Start+rc.Instances > cfg.TrainInstances {
-		// Play the wrapped tail as two runs so that every index exists.
 		return r.wrappedBatch(ctx, agent, rc)
 	}
 	eps, sessions, err := rollout.Play(ctx, r.task, agent, r.trainUser, rc)
@@ -264,30 +266,36 @@ func (r *rlRun) interactiveBatch(ctx context.Context, it int) (rlBatch, error) {
 	return r.conversations(eps, sessions)
 }
 
+// wrappedBatch plays an iteration whose instances run past the end of a
+// finite split: the tail, then the head. Each episode's seed depends only
+// on its instance and sample, so the split into two runs changes nothing.
 func (r *rlRun) wrappedBatch(ctx context.Context, agent *chatlm.Agent, rc rollout.Config) (rlBatch, error) {
-	var eps []dialog.Episode
-	var sessions []dialog.AgentSession
-	for i := 0; i < rc.Instances; i++ {
-		one := rc
-		one.Start, one.Instances = (rc.Start+i)%r.cfg.TrainInstances, 1
-		e, s, err := rollout.Play(ctx, r.task, agent, r.trainUser, one)
-		if err != nil {
-			return rlBatch{}, err
-		}
-		eps, sessions = append(eps, e...), append(sessions, s...)
+	tail, head := rc, rc
+	tail.Instances = r.cfg.TrainInstances - rc.Start
+	head.Start, head.Instances = 0, rc.Instances-tail.Instances
+	eps, sessions, err := rollout.Play(ctx, r.task, agent, r.trainUser, tail)
+	if err != nil {
+		return rlBatch{}, err
 	}
-	return r.conversations(eps, sessions)
+	e, s, err := rollout.Play(ctx, r.task, agent, r.trainUser, head)
+	if err != nil {
+		return rlBatch{}, err
+	}
+	return r.conversations(append(eps, e...), append(sessions, s...))
 }
 
 // conversations encodes each episode from the ids its agent session
-// sampled, the loss on agent tokens only. A conversation whose every turn
-// was sampled from the whole history is one sequence (turns after the
-// agent's last one carry no loss and are cut). A longer one was sampled
-// from prompts that had lost their oldest turns to leave room for
-// Gen.MaxNewTokens (chatlm.Model.Prompt), so it becomes one
-// sequence per agent turn, each the exact prompt that turn was sampled
-// from followed by its sampled ids; all share the conversation's
-// advantage.
+// sampled, the loss on agent tokens only, each token in the context it
+// was sampled in. A conversation is one sequence (turns after the agent's
+// last one carry no loss and are cut) when that is exact: every turn was
+// prompted with the whole history, and every earlier agent turn
+// re-renders, as text, to the ids that were sampled. Otherwise — the
+// history outgrew the context and chatlm.Model.Prompt dropped old turns
+// to leave room for Gen.MaxNewTokens, or a turn was cut by the length
+// limit and its text came back with a closing token it never sampled —
+// it becomes one sequence per agent turn, each the exact prompt that turn
+// was sampled from followed by its sampled ids. All of a conversation's
+// sequences share its advantage.
 func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSession) (rlBatch, error) {
 	b := rlBatch{rewards: make([]float64, len(eps)), owner: make([]int, 0, len(eps))}
 	var success, turns, agentTokens, split float64
@@ -312,7 +320,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		if n := len(s.Turns); n > 0 {
 			last = len(s.Turns[n-1].IDs)
 		}
-		if len(seq.IDs)-last <= context-r.cfg.Gen.MaxNewTokens {
+		if len(seq.IDs)-last <= context-r.cfg.Gen.MaxNewTokens && r.rerendersExactly(msgs, s.Turns) {
 			b.seqs, b.owner = append(b.seqs, seq), append(b.owner, i)
 		} else {
 			split++
@@ -344,6 +352,29 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
 	}
 	return b, nil
+}
+
+// rerendersExactly reports whether every agent turn but the last, as the
+// next turn's prompt renders it (its text), is the ids that were sampled.
+func (r *rlRun) rerendersExactly(msgs []dialog.Message, turns []chatlm.Turn) bool {
+	k := 0
+	for _, m := range msgs {
+		if m.Role != dialog.RoleAssistant {
+			continue
+		}
+		if k >= len(turns) {
+			return false
+		}
+		if k == len(turns)-1 {
+			return true // the last turn is trained in its own prompt
+		}
+		ids, _, err := r.policy.Tok.RenderChat([]tokenizer.Message{{Role: string(m.Role), Content: m.Content}})
+		if err != nil || len(ids) != len(turns[k].IDs)+1 || !slices.Equal(ids[1:], turns[k].IDs) {
+			return false
+		}
+		k++
+	}
+	return true
 }
 
 // loop is the training loop both RL trainers share; collect supplies each

@@ -157,12 +157,13 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		// simulator's and the behaviour agent's random streams, so their
 		// rewards differ because of the candidate, not the dice.
 		simSeed := rollout.EpisodeSeed(seed, j, 0x73696d)
+		// The exact ids Generate continued (old turns dropped as it did).
+		ids, err := s.policy.Prompt(rendered[j*G], string(dialog.RoleAssistant), cfg.Gen.MaxNewTokens)
+		if err != nil {
+			return rlBatch{}, err
+		}
 		for g := range G {
 			k := j*G + g
-			ids, err := s.policy.Prompt(rendered[k], string(dialog.RoleAssistant), cfg.Gen.MaxNewTokens)
-			if err != nil {
-				return rlBatch{}, err
-			}
 			b.seqs[k] = candidateSequence(ids, turns[k].IDs)
 			tokens += float64(len(turns[k].IDs))
 			msgs := append(append([]dialog.Message(nil), p.ep.Messages[:p.cut]...),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -22,8 +24,9 @@ import (
 //   - target-seeker: asks the user to paste the final text, every turn,
 //     and shows whatever text the user pastes as its revision.
 //   - guesser: never asks; every turn it shows a revision with its own
-//     guesses at improvements (a synonym, a change of tense or of tone)
-//     plus any instruction the user volunteered.
+//     guesses (first anywhere, then at what the user's vague hints point
+//     to: a synonym, a verb's tense, a number, a name, the tone, dropping
+//     a sentence) plus any instruction the user volunteered.
 var profiles = []string{"careful", "sloppy", "target-seeker", "guesser"}
 
 // Agent messages, fixed so that a small language model can imitate them.
@@ -105,9 +108,7 @@ func (a *agentSession) Act(_ context.Context, history []dialog.Message) (string,
 		for _, o := range ops {
 			a.ed.apply(o)
 		}
-		if a.turns == 1 {
-			a.guess()
-		}
+		a.guess(user, len(ops) > 0)
 		return revision("I improved the wording.", a.ed.show(), ""), nil
 	}
 	return a.careful(user, ops), nil
@@ -160,16 +161,62 @@ func (a *agentSession) careful(user string, ops []op) string {
 	return msgAskExact
 }
 
-// guess makes one or two plausible but unrequested changes.
-func (a *agentSession) guess() {
+var (
+	hintSentenceRe = regexp.MustCompile(`(?i)\b(first|second|third|fourth|fifth|sixth)\b`)
+	hintKinds      = []struct {
+		re   *regexp.Regexp
+		kind string
+	}{
+		{regexp.MustCompile(`(?i)\btense\b`), "tense"},
+		{regexp.MustCompile(`(?i)\bnumbers?\b`), "number"},
+		{regexp.MustCompile(`(?i)\b(name|person)\b`), "name"},
+		{regexp.MustCompile(`(?i)\bday\b`), "day"},
+		{regexp.MustCompile(`(?i)\b(wording|tone)\b`), "register"},
+		{regexp.MustCompile(`(?i)shouldn't be there|don't want`), "drop"},
+		{regexp.MustCompile(`(?i)\bmissing\b`), ""}, // nothing to guess from
+	}
+)
+
+// guess makes the guesser's unrequested changes. On its first turn it
+// makes one or two plausible edits anywhere (a synonym, a change of tense
+// or of tone); later it acts on the user's vague hint, guessing a change
+// of the named kind in the named sentence ("The tense in the second
+// sentence is wrong." flips a verb there), unless the user gave exact
+// instructions this turn.
+func (a *agentSession) guess(user string, instructed bool) {
 	b := &builder{rng: a.rng}
-	for n := 1 + a.rng.IntN(2); n > 0; n-- {
-		i := a.rng.IntN(len(a.ed.doc))
-		toks := strings.Fields(a.ed.doc[i].text)
-		kind := []string{"replace_word", "tense", "register"}[a.rng.IntN(3)]
-		if nt, _ := b.wordOp(kind, toks); nt != nil {
+	change := func(i int, kind string) {
+		if i < 0 || i >= len(a.ed.doc) {
+			return
+		}
+		if kind == "drop" {
+			a.ed.doc = append(a.ed.doc[:i], a.ed.doc[i+1:]...)
+			return
+		}
+		if nt, _ := b.wordOp(kind, strings.Fields(a.ed.doc[i].text)); nt != nil {
 			a.ed.doc[i].text = strings.Join(nt, " ")
 		}
+	}
+	if a.turns == 1 {
+		for n := 1 + a.rng.IntN(2); n > 0; n-- {
+			change(a.rng.IntN(len(a.ed.doc)), []string{"replace_word", "tense", "register"}[a.rng.IntN(3)])
+		}
+		return
+	}
+	m := hintSentenceRe.FindStringSubmatch(user)
+	if instructed || m == nil {
+		return
+	}
+	i := slices.Index(ordinals, strings.ToLower(m[1]))
+	kind := "replace_word"
+	for _, h := range hintKinds {
+		if h.re.MatchString(user) {
+			kind = h.kind
+			break
+		}
+	}
+	if kind != "" {
+		change(i, kind)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/calibrl/calibrl/chatlm"
-	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/task"
@@ -78,13 +77,39 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 		cfg.Iterations, cfg.MonitorEvery, cfg.CheckpointEvery = 2, 0, 100
 		_, err := GRPO(context.Background(), m, tk, naive, nil, cfg, t.TempDir(), func(r map[string]any) {
 			if r["perf/iter_s"] != nil {
-				t.Logf("sft %d, iteration %v: %.1f s (rollout %.1f s), reward %.2f, turns %.1f, agent tokens %.0f/conversation, %d updates, %.0f tokens/s",
-					sft, r["step"], r["perf/iter_s"], r["perf/rollout_s"], r["rollout/reward_mean"], r["rollout/turns"], r["rollout/agent_tokens"], r["train/updates"], r["perf/tokens_per_s"])
+				t.Logf("grpo, sft %d, iteration %v: %.1f s (rollout %.1f s), reward %.2f, turns %.1f, agent tokens %.0f/conversation, split %.2f, %d sequences, %d updates, %.0f tokens/s",
+					sft, r["step"], r["perf/iter_s"], r["perf/rollout_s"], r["rollout/reward_mean"], r["rollout/turns"], r["rollout/agent_tokens"], r["rollout/split_turns"], r["train/sequences"], r["train/updates"], r["perf/tokens_per_s"])
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sft == 0 {
+			continue
+		}
+		scfg := DefaultStaticConfig()
+		scfg.Iterations, scfg.MonitorEvery, scfg.CheckpointEvery = 2, 0, 100
+		_, err = Static(context.Background(), m, tk, logs, tk.Agent, naive, nil, scfg, t.TempDir(), func(r map[string]any) {
+			if r["perf/iter_s"] != nil {
+				t.Logf("static, sft %d, iteration %v: %.1f s (sampling and completion %.1f s), reward %.2f, %d updates",
+					sft, r["step"], r["perf/iter_s"], r["perf/rollout_s"], r["rollout/reward_mean"], r["train/updates"])
 			}
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	_ = dialog.RoleUser
+}
+
+// BenchmarkGRPOIterationToy times one GRPO iteration (8 instances × G 8)
+// of the tiny toy model.
+func BenchmarkGRPOIterationToy(b *testing.B) {
+	m := toyPolicy(b, 80)
+	cfg := smallGRPO()
+	cfg.InstancesPerStep, cfg.Group, cfg.MonitorEvery, cfg.CheckpointEvery = 8, 8, 0, 1 << 30
+	b.ReportAllocs()
+	cfg.Iterations = b.N
+	if _, err := GRPO(context.Background(), m, addTask{}, addUser{}, nil, cfg, b.TempDir(), nil); err != nil {
+		b.Fatal(err)
+	}
 }
