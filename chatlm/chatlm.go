@@ -206,22 +206,25 @@ func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig,
 	return out, nil
 }
 
-// Prompt renders the prompt for the next turn of role, dropping the oldest turns after the system
-// turn until it leaves room for maxNew tokens, and cutting the system turn
-// itself as the last resort.
+// Prompt renders the prompt for the next turn of role, dropping the
+// oldest turns until it leaves room for maxNew tokens. The system turn and
+// the first turn after it (the user's opening: the problem or request) are
+// kept while anything else can go; as the last resort the prompt keeps the
+// head of what is left.
 func (m *Model) Prompt(conv []tokenizer.Message, role string, maxNew int) ([]int, error) {
 	limit := m.LM.Config.Context - maxNew
 	if limit < 8 {
 		return nil, fmt.Errorf("generate: context %d leaves no room for a prompt with %d new tokens", m.LM.Config.Context, maxNew)
 	}
+	keep := min(2, len(conv)) // system turn and opening
 	for drop := 0; ; drop++ {
 		msgs := conv
-		if drop > 0 && len(conv) > 1 {
-			if drop >= len(conv) {
-				msgs = conv[:1]
-			} else {
-				msgs = append(append([]tokenizer.Message{}, conv[0]), conv[1+drop:]...)
+		if drop > 0 {
+			rest := len(conv) - keep
+			if drop > rest {
+				drop = rest
 			}
+			msgs = append(append([]tokenizer.Message{}, conv[:keep]...), conv[keep+drop:]...)
 		}
 		ids, _, err := m.Tok.RenderPrompt(msgs, role)
 		if err != nil {
@@ -230,8 +233,8 @@ func (m *Model) Prompt(conv []tokenizer.Message, role string, maxNew int) ([]int
 		if len(ids) <= limit {
 			return ids, nil
 		}
-		if len(msgs) <= 1 {
-			// The system turn alone is too long: keep its head and the
+		if len(msgs) <= keep {
+			// The kept turns alone are too long: keep their head and the
 			// opening of the turn to write.
 			head := append([]int{}, ids[:limit-1]...)
 			return append(head, ids[len(ids)-1]), nil

@@ -132,7 +132,7 @@ func TestSaveLoadAndMismatch(t *testing.T) {
 func TestFitPromptDropsOldTurns(t *testing.T) {
 	eps := chatlmtest.AddEpisodes(1, 1)
 	m := chatlmtest.TinyModel(t, eps)
-	long := []dialog.Message{}
+	long := []dialog.Message{{Role: dialog.RoleUser, Content: "my problem"}, {Role: dialog.RoleAssistant, Content: "ok"}}
 	for range 40 {
 		long = append(long, dialog.Message{Role: dialog.RoleUser, Content: "what is 1 plus 2?"}, dialog.Message{Role: dialog.RoleAssistant, Content: "1 + 2 = 3."})
 	}
@@ -145,7 +145,10 @@ func TestFitPromptDropsOldTurns(t *testing.T) {
 		t.Fatalf("prompt of %d tokens does not leave 16 of %d", len(ids), m.LM.Config.Context)
 	}
 	text := m.Tok.Decode(ids)
-	if !strings.Contains(text, "last one") || !strings.Contains(text, "Answer sums.") {
-		t.Fatalf("fitted prompt lost the system turn or the newest turn: %q", text)
+	if !strings.Contains(text, "last one") || !strings.Contains(text, "Answer sums.") || !strings.Contains(text, "my problem") {
+		t.Fatalf("fitted prompt lost the system turn, the opening or the newest turn: %q", text)
+	}
+	if strings.Count(text, "what is 1 plus 2?") >= 40 {
+		t.Fatal("no old turn was dropped")
 	}
 }

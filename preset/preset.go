@@ -64,8 +64,8 @@ func all() map[string]Preset {
 		},
 		"quick": {
 			Name: "quick", Vocab: 768,
-			Policy:      lm.Config{Context: 384, Dim: 128, Layers: 4, Heads: 4},
-			Sim:         lm.Config{Context: 384, Dim: 128, Layers: 4, Heads: 4},
+			Policy:      lm.Config{Context: 512, Dim: 128, Layers: 4, Heads: 4},
+			Sim:         lm.Config{Context: 512, Dim: 128, Layers: 4, Heads: 4},
 			LogEpisodes: 2000, PolicySFT: sft(600, 16, 2e-3, 50), SimSFT: sft(600, 16, 2e-3, 50),
 			EvalEpisodes: 300, MaxTurns: 8,
 			RL: rl(40, 8, 8, 64, 5, 32, 8),

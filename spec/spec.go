@@ -28,7 +28,7 @@ func Agent(t task.Task, s string) (dialog.Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &chatlm.Agent{Model: m, Gen: DefaultGen()}, nil
+		return &chatlm.Agent{Model: m, Gen: EvalGen()}, nil
 	case "scripted":
 		if arg == "" {
 			return nil, fmt.Errorf("agent %q: name a profile, e.g. scripted:%s (profiles: %s)", s, first(t.Profiles()), strings.Join(t.Profiles(), ", "))
@@ -92,10 +92,19 @@ func User(t task.Task, s string) (dialog.User, error) {
 	return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
 }
 
-// DefaultGen is how checkpoint agents and users sample: on-policy
-// (temperature 1, no nucleus cut), up to 96 new tokens a turn.
+// DefaultGen is how checkpoint users sample: from the fitted distribution
+// itself (temperature 1, no nucleus cut), up to 96 new tokens a turn.
 func DefaultGen() chatlm.GenConfig {
 	return chatlm.GenConfig{MaxNewTokens: 96, Temperature: 1, TopP: 1}
+}
+
+// EvalGen is how checkpoint agents (lm:DIR) play when evaluated: greedy,
+// as the RL trainers' reward-hacking monitor plays, so an evaluation is a
+// function of the weights and the users' randomness alone.
+func EvalGen() chatlm.GenConfig {
+	g := DefaultGen()
+	g.Temperature = 0
+	return g
 }
 
 // loadChat loads a chat checkpoint for spec s, checking it was trained for

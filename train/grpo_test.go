@@ -522,3 +522,98 @@ func TestGRPOCursorWraps(t *testing.T) {
 		t.Fatalf("instances %v, want %v", tk.seen, want)
 	}
 }
+
+// One update step raises the log-likelihood of a conversation with a
+// positive advantage and lowers it for a negative one.
+func TestGRPOUpdateFollowsAdvantage(t *testing.T) {
+	for _, a := range []float64{1, -1} {
+		m := toyPolicy(t, 80)
+		cfg := smallGRPO()
+		cfg.UpdatesPerBatch, cfg.Beta = 1, 0
+		r, err := newRLRun(m, addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agent := &chatlm.Agent{Model: m, Gen: cfg.Gen}
+		eps, sessions, err := rollout.Play(context.Background(), addTask{}, agent, addUser{}, rollout.Config{Split: "train", Instances: 1, MaxTurns: 1, Seed: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := r.conversations(eps, sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loglik := func() float64 {
+			lp, err := sequenceLogp(m, b.seqs, []int{0}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := 0.0
+			for p, w := range b.seqs[0].Mask {
+				s += float64(w) * float64(lp[0][p])
+			}
+			return s
+		}
+		before := loglik()
+		us, err := r.update(b.seqs[:1], []float64{a}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		after := loglik()
+		if us.steps != 1 || (after-before)*a <= 0 {
+			t.Fatalf("advantage %v: %d steps, log-likelihood %.4f → %.4f; want one step moving it with the advantage's sign", a, us.steps, before, after)
+		}
+	}
+}
+
+// With (almost) no advantage, the β·KL term pulls a perturbed policy back
+// toward the reference.
+func TestGRPOKLPullsTowardReference(t *testing.T) {
+	m := toyPolicy(t, 80)
+	cfg := smallGRPO()
+	cfg.UpdatesPerBatch, cfg.Beta, cfg.MiniBatch = 3, 1, 8
+	r, err := newRLRun(m, addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range m.LM.Params.Data {
+		m.LM.Params.Data[i] += float32(rng.NormFloat64() * 0.02)
+	}
+	agent := &chatlm.Agent{Model: m, Gen: cfg.Gen}
+	eps, sessions, err := rollout.Play(context.Background(), addTask{}, agent, addUser{}, rollout.Config{Split: "train", Instances: 4, Group: 2, MaxTurns: 1, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.conversations(eps, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := make([]int, len(b.seqs))
+	adv := make([]float64, len(b.seqs))
+	for i := range idx {
+		idx[i], adv[i] = i, 1e-9*float64(1-2*(i%2))
+	}
+	kl := func() float64 {
+		pol, err := sequenceLogp(m, b.seqs, idx, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := sequenceLogp(r.ref, b.seqs, idx, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := 0.0
+		for k := range idx {
+			s += meanKL(pol[k], ref[k], b.seqs[k].Mask[:len(pol[k])])
+		}
+		return s
+	}
+	before := kl()
+	if _, err := r.update(b.seqs, adv, 0); err != nil {
+		t.Fatal(err)
+	}
+	if after := kl(); !(after < before) || before == 0 {
+		t.Fatalf("KL to the reference %.5f → %.5f: want it to fall", before, after)
+	}
+}

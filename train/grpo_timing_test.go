@@ -72,6 +72,7 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("SFT %d steps: %v", sft, time.Since(start))
+
 		}
 		cfg := DefaultGRPOConfig()
 		cfg.Iterations, cfg.MonitorEvery, cfg.CheckpointEvery = 2, 0, 100
@@ -106,7 +107,7 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 func BenchmarkGRPOIterationToy(b *testing.B) {
 	m := toyPolicy(b, 80)
 	cfg := smallGRPO()
-	cfg.InstancesPerStep, cfg.Group, cfg.MonitorEvery, cfg.CheckpointEvery = 8, 8, 0, 1 << 30
+	cfg.InstancesPerStep, cfg.Group, cfg.MonitorEvery, cfg.CheckpointEvery = 8, 8, 0, 1<<30
 	b.ReportAllocs()
 	cfg.Iterations = b.N
 	if _, err := GRPO(context.Background(), m, addTask{}, addUser{}, nil, cfg, b.TempDir(), nil); err != nil {

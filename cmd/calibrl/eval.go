@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/rollout"
@@ -18,10 +19,11 @@ import (
 
 func newEvalCmd() *cobra.Command {
 	var (
-		ef       episodeFlags
-		agent    string
-		asJSON   bool
-		episodes string
+		ef          episodeFlags
+		agent       string
+		asJSON      bool
+		episodes    string
+		temperature float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -48,6 +50,9 @@ answers, the artifacts of a prompted LLM user.`,
 			a, err := spec.Agent(t, agent)
 			if err != nil {
 				return err
+			}
+			if la, ok := a.(*chatlm.Agent); ok && temperature >= 0 {
+				la.Gen.Temperature = temperature
 			}
 			u, err := spec.User(t, ef.user)
 			if err != nil {
@@ -80,8 +85,9 @@ answers, the artifacts of a prompted LLM user.`,
 		},
 	}
 	ef.register(cmd, "test")
-	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE")
+	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE or lm:DIR (a trained policy)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
+	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent (default greedy, as training's monitor plays)")
 	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file")
 	return cmd
 }
