@@ -17,8 +17,10 @@ biases in every Linear as in GPT-2 — and measures on the CPU in fp32:
   gemm_gflops_2048     one 2048x2048x2048 fp32 matmul
 
 with B=16, T=256, prompt 32, new 128, and torch.set_num_threads(2) (the
-machine's cores). Each figure is the median of several timed repetitions
-after warm-up. stdout gets exactly one JSON object,
+machine's cores). Each figure is the best (shortest) of several timed
+repetitions after warm-up: on a shared 2-core machine torch's OpenMP
+threads stall whenever another process takes a core, so medians swing
+several-fold between runs while the best time reproduces. stdout gets exactly one JSON object,
 
   {"configs":[{"name":"A","params":N,"train_tokens_per_s":x,"forward_ms":x,
    "sample_tokens_per_s":x},...],"gemm_gflops_2048":x}
@@ -33,7 +35,6 @@ or by hand:
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 
@@ -119,7 +120,7 @@ def optimizer(model):
         lr=1e-3, betas=(0.9, 0.95), eps=1e-8)
 
 
-def median_time(fn, warmup, reps):
+def best_time(fn, warmup, reps):
     for _ in range(warmup):
         fn()
     times = []
@@ -127,7 +128,7 @@ def median_time(fn, warmup, reps):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return min(times)
 
 
 @torch.no_grad()
@@ -165,18 +166,18 @@ def bench_config(name, cfg, reps, log):
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
-    step = median_time(train_step, 2, reps)
+    step = best_time(train_step, 2, reps)
     log(f"  train {step * 1e3:.1f} ms/step")
 
     def forward():
         with torch.no_grad():
             model.logprobs(tokens)
 
-    fwd = median_time(forward, 2, reps)
+    fwd = best_time(forward, 2, reps)
     log(f"  forward {fwd * 1e3:.1f} ms")
 
     prompt = torch.randint(0, cfg["vocab"], (BATCH, PROMPT))
-    samp = median_time(lambda: sample(model, prompt, NEW, cfg["context"]), 1, max(3, reps // 2))
+    samp = best_time(lambda: sample(model, prompt, NEW, cfg["context"]), 1, max(3, reps // 2))
     log(f"  sample {samp * 1e3:.1f} ms for {BATCH}x{NEW} tokens")
     return {
         "name": name,
@@ -189,7 +190,7 @@ def bench_config(name, cfg, reps, log):
 
 def gemm_gflops(reps):
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
-    t = median_time(lambda: a @ b, 2, reps)
+    t = best_time(lambda: a @ b, 2, reps)
     return 2 * 2048 ** 3 / t / 1e9
 
 

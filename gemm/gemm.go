@@ -9,11 +9,17 @@
 // matrix). SgemmNaive is the readable reference every fast path is tested
 // against.
 //
-// Sgemm dispatches to a register-blocked micro-kernel: 8×32 with AVX-512F
-// FMA, 6×16 with AVX2+FMA, or a 4×4 pure-Go kernel on other CPUs. The driver
-// blocks k in fixed KC-sized slices and n in NC-sized slices, packs B (and A
-// where that pays) into contiguous panels, and splits C into disjoint
-// rectangles, one per worker.
+// Sgemm dispatches to a register-blocked micro-kernel chosen at start-up
+// with golang.org/x/sys/cpu (KernelName says which): 8×32 with AVX-512F
+// FMA, 6×16 with AVX2+FMA, or a 2×4 pure-Go kernel elsewhere, or when
+// built with -tags purego. The driver cuts k into fixed KC slices and n
+// into NC slices, packs B into contiguous panels when it is transposed or
+// reused by many rows (small-m products read it in place), packs A only
+// when many column panels reuse it, and splits C into disjoint rectangles,
+// one per worker, up to Workers() of them (SetWorkers bounds it).
+//
+// Dot and Axpy are the vector helpers attention and sampling need, in
+// AVX2+FMA assembly with a portable loop for other CPUs.
 //
 // Results are bitwise identical for any worker count: work is split over
 // rows and columns of C only, never over k, and k is always cut at the same

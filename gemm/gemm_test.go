@@ -149,3 +149,28 @@ func TestSetWorkers(t *testing.T) {
 		t.Fatalf("SetWorkers(0) returned %d, want previous 3", got)
 	}
 }
+
+func TestGather8MatchesLoop(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, kc := range []int{1, 7, 8, 9, 16, 33} {
+		for _, stride := range []int{8, 32} {
+			ld := kc + 3
+			src := randMat(r, 8*ld)
+			got, want := make([]float32, kc*stride), make([]float32, kc*stride)
+			gather8(got, stride, src, 2, ld, kc) // exercise an offset
+			gather8Go(want, stride, src, 2, ld, kc)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("kc=%d stride=%d: dst[%d] got %g, want %g", kc, stride, i, got[i], want[i])
+				}
+			}
+			for r := 0; r < kc; r++ {
+				for i := 0; i < 8; i++ {
+					if got[r*stride+i] != src[2+i*ld+r] {
+						t.Fatalf("kc=%d stride=%d: dst[%d·%d+%d] got %g, want src[%d]", kc, stride, r, stride, i, got[r*stride+i], 2+i*ld+r)
+					}
+				}
+			}
+		}
+	}
+}

@@ -150,3 +150,63 @@ func BenchGemm(n, reps int) float64 {
 	}
 	return 2 * float64(n) * float64(n) * float64(n) / best.Seconds() / 1e9
 }
+
+// GemmShape is one matrix multiply the model performs, with its measured rate.
+type GemmShape struct {
+	Name    string
+	TransA  bool
+	TransB  bool
+	M, N, K int
+	GFLOPS  float64
+}
+
+// BenchGemmShapes times gemm.Sgemm at the shapes one training step of cfg
+// runs on a B×T batch (forward, both backward products, the output head,
+// and one attention head's blocks), best of reps runs each.
+func BenchGemmShapes(cfg Config, B, T, reps int) []GemmShape {
+	N, C, V, H := B*T, cfg.Dim, cfg.VocabSize, cfg.Hidden()
+	HS := cfg.HeadSize()
+	blk := min(attnBlock, T)
+	shapes := []GemmShape{
+		{Name: "attn.c_attn fwd", M: N, N: 3 * C, K: C},
+		{Name: "mlp.c_fc fwd", M: N, N: H, K: C},
+		{Name: "mlp.c_proj fwd", M: N, N: C, K: H},
+		{Name: "lm_head fwd", TransB: true, M: N, N: V, K: C},
+		{Name: "mlp.c_fc dx", TransB: true, M: N, N: C, K: H},
+		{Name: "mlp.c_fc dW", TransA: true, M: C, N: H, K: N},
+		{Name: "attn q·kᵀ block", TransB: true, M: blk, N: T, K: HS},
+		{Name: "attn p·v block", M: blk, N: HS, K: T},
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range shapes {
+		s := &shapes[i]
+		a, b, c := make([]float32, s.M*s.K), make([]float32, s.K*s.N), make([]float32, s.M*s.N)
+		for j := range a {
+			a[j] = rng.Float32()
+		}
+		for j := range b {
+			b[j] = rng.Float32()
+		}
+		lda, ldb := s.K, s.N
+		if s.TransA {
+			lda = s.M
+		}
+		if s.TransB {
+			ldb = s.K
+		}
+		run := func() { gemm.Sgemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, lda, b, ldb, 0, c, s.N) }
+		run()
+		// Repeat small products so each timing covers about 50 MFLOP.
+		inner := max(1, int(5e7/(2*float64(s.M*s.N*s.K))))
+		best := time.Duration(1 << 62)
+		for r := 0; r < max(reps, 1); r++ {
+			start := time.Now()
+			for j := 0; j < inner; j++ {
+				run()
+			}
+			best = min(best, time.Since(start))
+		}
+		s.GFLOPS = 2 * float64(inner) * float64(s.M*s.N*s.K) / best.Seconds() / 1e9
+	}
+	return shapes
+}

@@ -23,7 +23,7 @@ type Model struct {
 	Workers int
 
 	acts    activations
-	B, T    int   // shape of the last Forward
+	nb, nt  int   // B and T of the last Forward
 	tokens  []int // [B,T] inputs of the last Forward
 	pos     []int // [B,T] positions t
 	targets []int // [B,T] next token, or -1 where there is none
@@ -32,9 +32,9 @@ type Model struct {
 	dec *decodeState // Sample's KV cache, kept between calls
 }
 
-// New builds a model with GPT-2's initialisation: weights N(0, 0.02),
-// residual projections (attn.c_proj, mlp.c_proj) N(0, 0.02/√(2L)), biases
-// 0, LayerNorm gains 1.
+// New builds a model with GPT-2's initialisation: weights and wte
+// N(0, 0.02), wpe N(0, 0.01), residual projections (attn.c_proj,
+// mlp.c_proj) N(0, 0.02/√(2L)), biases 0, LayerNorm gains 1.
 func New(cfg Config, rng *rand.Rand) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -132,7 +132,7 @@ func (m *Model) Forward(tokens []int, B, T int, lens []int) ([]float32, error) {
 		return nil, err
 	}
 	N := B * T
-	m.B, m.T = B, T
+	m.nb, m.nt = B, T
 	m.tokens = append(m.tokens[:0], tokens...)
 	m.pos = resizeInts(m.pos, N)
 	m.targets = resizeInts(m.targets, N)
@@ -159,7 +159,7 @@ func (m *Model) Forward(tokens []int, B, T int, lens []int) ([]float32, error) {
 // m.tokens, leaving acts.lnf [N,C].
 func (m *Model) forwardHidden() {
 	cfg, p, a := m.Config, m.Params, &m.acts
-	B, T, C, NH := m.B, m.T, cfg.Dim, cfg.Heads
+	B, T, C, NH := m.nb, m.nt, cfg.Dim, cfg.Heads
 	N, H, W := B*T, cfg.Hidden(), m.workers()
 	a.ensure(cfg, B, T, W)
 	encoderForward(a.encoded, m.tokens, m.pos, p.WTE, p.WPE, N, C)
@@ -184,7 +184,7 @@ func (m *Model) forwardHidden() {
 // one pass for the max, one for Σexp that also leaves the probabilities.
 func (m *Model) forwardHead() {
 	cfg, a := m.Config, &m.acts
-	N, C, V := m.B*m.T, cfg.Dim, cfg.VocabSize
+	N, C, V := m.nb*m.nt, cfg.Dim, cfg.VocabSize
 	gemm.Sgemm(false, true, N, V, C, 1, a.lnf, C, m.Params.LMHead, C, 0, a.probs, V)
 	parallelFor(m.workers(), N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -212,7 +212,7 @@ func (m *Model) Backward(dlogp []float32) error {
 		return ErrNoForward
 	}
 	cfg, p, g, a := m.Config, m.Params, m.Grads, &m.acts
-	B, T, C, V, NH := m.B, m.T, cfg.Dim, cfg.VocabSize, cfg.Heads
+	B, T, C, V, NH := m.nb, m.nt, cfg.Dim, cfg.VocabSize, cfg.Heads
 	N, H, W := B*T, cfg.Hidden(), m.workers()
 	if len(dlogp) != N {
 		return fmt.Errorf("lm: backward got %d upstream gradients for a %d×%d batch", len(dlogp), B, T)
@@ -308,7 +308,7 @@ func (m *Model) Logits(tokens []int, B, T int) ([]float32, error) {
 		return nil, err
 	}
 	m.pending = false
-	m.B, m.T = B, T
+	m.nb, m.nt = B, T
 	m.tokens = append(m.tokens[:0], tokens...)
 	m.pos = resizeInts(m.pos, B*T)
 	for i := range m.pos {

@@ -72,7 +72,7 @@ func TestConfigErrors(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	f := newFake(t, func(int, map[string]any) fakeReply { return fakeReply{text: "ok"} })
-	r, err := NewRegistry(Config{}, &Endpoint{BaseURL: f.URL + "/v1"}, nil)
+	r, err := NewRegistry(Config{}, []Endpoint{{BaseURL: f.URL + "/v1"}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,3 +92,21 @@ func FuzzParseUserReply(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseVerdict(f *testing.F) {
+	for _, s := range []string{`{"score": 0.5, "reason": "x"}`, `{"score": 80}`, `score: {"score": -0}`, `{"score": 1e400}`, `{`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := ParseVerdict(s)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if !(v.Score >= 0 && v.Score <= 1) {
+			t.Fatalf("accepted score %v from %q", v.Score, s)
+		}
+	})
+}

@@ -87,7 +87,7 @@ type Pool struct {
 	rng *rand.Rand // backoff jitter
 
 	requests, attempts, retries, errs atomic.Int64
-	promptTokens, completionTokens   atomic.Int64
+	promptTokens, completionTokens    atomic.Int64
 }
 
 // NewPool builds a pool over the endpoints of cfg that serve model. Keys

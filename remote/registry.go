@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 )
@@ -22,36 +23,36 @@ const (
 // one model share its endpoints' concurrency bounds and accounting.
 type Registry struct {
 	cfg Config
-	// any, when set, serves models no endpoint names: a copy with Model
-	// set to the requested model (one server for every model, as vLLM
-	// with several models or a hosted API).
-	any        *Endpoint
+	// any, when set, serves models no endpoint names: copies with Model
+	// set to the requested model (servers that take any model name, as a
+	// hosted API, or N replicas of one vLLM deployment).
+	any        []Endpoint
 	httpClient *http.Client
 
 	mu    sync.Mutex
 	pools map[string]*Pool
 }
 
-// NewRegistry builds a registry over cfg. anyModel, when non-nil, is the
-// endpoint used for models cfg does not list (its Model is ignored).
+// NewRegistry builds a registry over cfg. anyModel lists endpoints used,
+// together, for models cfg does not name (their Model is ignored).
 // httpClient may be nil for the default transport.
-func NewRegistry(cfg Config, anyModel *Endpoint, httpClient *http.Client) (*Registry, error) {
+func NewRegistry(cfg Config, anyModel []Endpoint, httpClient *http.Client) (*Registry, error) {
 	cfg.Fill()
 	if len(cfg.Endpoints) > 0 {
 		if err := cfg.Validate(); err != nil {
 			return nil, err
 		}
 	}
-	if anyModel != nil {
-		e := *anyModel
+	anyModel = slices.Clone(anyModel)
+	for i := range anyModel {
+		e := &anyModel[i]
 		e.Model = "any"
 		e.fill()
 		if err := e.Validate(); err != nil {
 			return nil, fmt.Errorf("remote: %w", err)
 		}
-		anyModel = &e
 	}
-	if len(cfg.Endpoints) == 0 && anyModel == nil {
+	if len(cfg.Endpoints) == 0 && len(anyModel) == 0 {
 		return nil, fmt.Errorf("remote: no endpoints (set %s to a config file or %s to a server, or pass --remote-config / --remote-url)", EnvConfig, EnvBaseURL)
 	}
 	return &Registry{cfg: cfg, any: anyModel, httpClient: httpClient, pools: map[string]*Pool{}}, nil
@@ -72,7 +73,7 @@ func FromEnv() (*Registry, error) {
 		if os.Getenv(EnvAPIKey) != "" {
 			e.APIKeyEnv = EnvAPIKey
 		}
-		return NewRegistry(Config{}, &e, nil)
+		return NewRegistry(Config{}, []Endpoint{e}, nil)
 	}
 	return nil, fmt.Errorf("remote: no endpoints: set %s to a config file or %s to a server", EnvConfig, EnvBaseURL)
 }
@@ -95,10 +96,11 @@ func (r *Registry) Pool(model string) (*Pool, error) {
 			break
 		}
 	}
-	if !served && r.any != nil {
-		e := *r.any
-		e.Model = model
-		cfg.Endpoints = []Endpoint{e}
+	if !served && len(r.any) > 0 {
+		cfg.Endpoints = slices.Clone(r.any)
+		for i := range cfg.Endpoints {
+			cfg.Endpoints[i].Model = model
+		}
 	}
 	p, err := NewPool(cfg, model, r.httpClient)
 	if err != nil {

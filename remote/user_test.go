@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/rollout"
@@ -200,3 +201,34 @@ var (
 	_ dialog.BatchOpener = (*User)(nil)
 	_ dialog.BatchAgent  = (*Agent)(nil)
 )
+
+func TestBatchFailsOnOneBadConversation(t *testing.T) {
+	f := newFake(t, func(_ int, body map[string]any) fakeReply {
+		msgs := body["messages"].([]any)
+		if last := fmt.Sprint(msgs[len(msgs)-1].(map[string]any)["content"]); last == "poison" {
+			return fakeReply{status: 400}
+		}
+		return fakeReply{text: "fine", delay: 5 * time.Millisecond}
+	})
+	a := NewAgent(testPool(t, testConfig(f)))
+	v := &dialog.View{Instructions: "x"}
+	var sessions []dialog.AgentSession
+	var hists [][]dialog.Message
+	for i := range 8 {
+		sessions = append(sessions, a.NewSession(v, rand.New(rand.NewPCG(uint64(i), 0))))
+		content := "hello"
+		if i == 5 {
+			content = "poison"
+		}
+		hists = append(hists, []dialog.Message{{Role: dialog.RoleUser, Content: content}})
+	}
+	_, err := a.ActBatch(context.Background(), sessions, hists)
+	if err == nil || !strings.Contains(err.Error(), "conversation 5") {
+		t.Fatalf("got %v, want an error naming conversation 5", err)
+	}
+	hists[5][0].Content = "hello"
+	out, err := a.ActBatch(context.Background(), sessions, hists)
+	if err != nil || len(out) != 8 || out[7] != "fine" {
+		t.Fatalf("got %v, %v; want 8 replies", out, err)
+	}
+}

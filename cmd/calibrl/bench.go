@@ -24,6 +24,7 @@ func newBenchCmd() *cobra.Command {
 		asJSON   bool
 		models   string
 		gemmSize int
+		shapes   bool
 		bc       = lm.DefaultBenchConfig()
 	)
 	cmd := &cobra.Command{
@@ -74,7 +75,13 @@ the same machine at the same time.`,
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
 			}
-			return printBench(cmd.OutOrStdout(), rep, bc, gemmSize)
+			if err := printBench(cmd.OutOrStdout(), rep, bc, gemmSize); err != nil {
+				return err
+			}
+			if shapes {
+				return printShapes(cmd.OutOrStdout(), lm.BenchGemmShapes(run[0].Config, bc.Batch, bc.SeqLen, bc.Steps))
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -87,6 +94,7 @@ the same machine at the same time.`,
 	f.IntVar(&bc.NewTokens, "new-tokens", bc.NewTokens, "tokens sampled per sequence")
 	f.IntVar(&bc.Workers, "workers", 0, "goroutines per step (0: GOMAXPROCS)")
 	f.IntVar(&gemmSize, "gemm-size", 2048, "square GEMM size to time (0 skips)")
+	f.BoolVar(&shapes, "shapes", false, "also time GEMM at the first model's own shapes (table only)")
 	return cmd
 }
 
@@ -105,4 +113,14 @@ func printBench(w io.Writer, rep benchReport, bc lm.BenchConfig, gemmSize int) e
 		fmt.Fprintf(w, "gemm %d³: %.1f GFLOP/s\n", gemmSize, rep.GemmGFLOPS)
 	}
 	return nil
+}
+
+func printShapes(w io.Writer, shapes []lm.GemmShape) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "gemm at model shapes\tm×n×k\top\tGFLOP/s\t\n")
+	for _, s := range shapes {
+		op := map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{s.TransA, s.TransB}]
+		fmt.Fprintf(tw, "%s\t%d×%d×%d\t%s\t%.1f\t\n", s.Name, s.M, s.N, s.K, op, s.GFLOPS)
+	}
+	return tw.Flush()
 }

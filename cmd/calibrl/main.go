@@ -53,6 +53,8 @@ proxy and small transformer models trained by calibrl's own engine.`,
 		newReproduceCmd(),
 		newHorizonCmd(),
 		newBenchCmd(),
+		newServeCmd(),
+		newExportCmd(),
 	// Subcommands register here, one constructor per file.
 	)
 	return root

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/serve"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
+)
+
+func newServeCmd() *cobra.Command {
+	var (
+		cfg      = serve.DefaultConfig()
+		tokenEnv string
+		rf       remoteFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve environments (and the calibrated simulator) over HTTP for GPU trainers",
+		Long: `serve runs calibrl's environments as an HTTP service, so trainers such as
+verl, TRL, OpenRLHF or SkyRL can drive them:
+
+  POST /v1/episodes              {"task","split","seed","user"} -> {"id","observation"}
+  POST /v1/episodes/{id}/turns   {"message"} -> {"reply","done","reward","info"}
+  GET  /v1/episodes/{id}         the transcript (never the oracle context)
+  POST /v1/chat/completions      OpenAI-compatible, backed by a calibrated simulator
+  GET  /healthz, /openapi.yaml
+
+The reward comes on the final turn (the user ended, or --max-turns). Users
+clients may ask for are listed with --users; remote:MODEL users talk to
+OpenAI-compatible endpoints (--remote-config / --remote-url).
+
+Binding beyond loopback requires a bearer token, read from the environment
+variable --token-env names. SIGINT/SIGTERM stop accepting and let turns in
+flight finish.`,
+		Example: `  calibrl serve --addr 127.0.0.1:8080
+  CALIBRL_TOKEN=$(openssl rand -hex 16) calibrl serve --addr 0.0.0.0:8080 --token-env CALIBRL_TOKEN --users human,naive,remote:qwen --remote-url http://gpu0:8000/v1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if tokenEnv != "" {
+				cfg.Token = os.Getenv(tokenEnv)
+				if cfg.Token == "" {
+					return fmt.Errorf("--token-env: environment variable %s is empty or unset", tokenEnv)
+				}
+			}
+			reg, err := rf.registry()
+			if err != nil {
+				return err
+			}
+			users := func(t task.Task, name string) (dialog.User, error) {
+				if spec.IsRemote(name) {
+					if reg == nil {
+						return nil, fmt.Errorf("user %q: no remote endpoints configured", name)
+					}
+					return spec.RemoteUser(reg, name)
+				}
+				return spec.User(t, name)
+			}
+			// Build every listed user once now, so a typo fails at start
+			// rather than on a client's first request.
+			if names := task.Names(); len(names) > 0 {
+				t, err := task.Lookup(names[0])
+				if err != nil {
+					return err
+				}
+				for _, u := range cfg.Users {
+					if _, err := users(t, u); err != nil {
+						return fmt.Errorf("--users: %w", err)
+					}
+				}
+			}
+			s, err := serve.New(cfg, serve.Options{User: users, Logger: slog.Default()})
+			if err != nil {
+				return err
+			}
+			err = s.Run(cmd.Context())
+			if reg != nil {
+				for model, st := range reg.Stats() {
+					slog.Info("remote usage", "model", model, "requests", st.Requests, "retries", st.Retries, "errors", st.Errors,
+						"prompt_tokens", st.PromptTokens, "completion_tokens", st.CompletionTokens)
+				}
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address; beyond loopback a token is required")
+	fl.StringVar(&tokenEnv, "token-env", "", "environment variable holding the bearer token clients must send")
+	fl.StringSliceVar(&cfg.Users, "users", cfg.Users, "users clients may ask for: human, naive, learned:DIR, remote:MODEL")
+	fl.IntVar(&cfg.MaxTurns, "max-turns", cfg.MaxTurns, "agent turns after which an episode ends")
+	fl.IntVar(&cfg.MaxEpisodes, "max-episodes", cfg.MaxEpisodes, "episodes held at once; finished ones are dropped first when full")
+	fl.DurationVar(&cfg.EpisodeTTL, "episode-ttl", cfg.EpisodeTTL, "idle time after which an episode expires")
+	fl.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "request body limit in bytes")
+	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request's handling and reply (a turn may wait on a remote user)")
+	fl.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for requests in flight")
+	rf.register(cmd)
+	return cmd
+}

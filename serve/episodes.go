@@ -1,0 +1,275 @@
+package serve
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task"
+)
+
+// CreateRequest starts an episode. Index picks the instance of the split
+// (default: seed mod 2^31); Seed and Sample seed the user exactly as
+// rollout.Run does for (Seed, Index, Sample), so a served episode with the
+// same user and agent turns replays an offline one.
+//
+// EpisodeSeed, when set, is used as the episode's seed as is, instead of
+// deriving it from (Seed, Index, Sample): it is the "seed" field of a
+// logged episode, so a dataset exported from logs (export kind prompts)
+// replays each logged episode's user, opening included.
+type CreateRequest struct {
+	Task        string  `json:"task"`
+	Split       string  `json:"split,omitempty"` // default "train"
+	Seed        uint64  `json:"seed"`
+	User        string  `json:"user,omitempty"` // default "human"
+	Index       *int    `json:"index,omitempty"`
+	Sample      int     `json:"sample,omitempty"`
+	EpisodeSeed *uint64 `json:"episode_seed,omitempty"`
+}
+
+// Observation is the agent's first view of an episode.
+type Observation struct {
+	// Instructions is the agent's system prompt.
+	Instructions string `json:"instructions"`
+	// Draft is the document the agent starts from (docedit).
+	Draft string `json:"draft,omitempty"`
+	// Messages holds the user's opening.
+	Messages []dialog.Message `json:"messages"`
+}
+
+// CreateResponse names the new episode and shows its first view.
+type CreateResponse struct {
+	ID          string      `json:"id"`
+	Observation Observation `json:"observation"`
+}
+
+// TurnRequest is the agent's next message.
+type TurnRequest struct {
+	Message string `json:"message"`
+}
+
+// TurnResponse is the user's answer. Reward is 0 until Done, then the
+// task's score of the conversation.
+type TurnResponse struct {
+	Reply  string   `json:"reply"`
+	Done   bool     `json:"done"`
+	Reward float64  `json:"reward"`
+	Info   TurnInfo `json:"info"`
+}
+
+// TurnInfo is what a trainer may log about a turn.
+type TurnInfo struct {
+	Turn      int                `json:"turn"`
+	MaxTurns  int                `json:"max_turns"`
+	End       dialog.EndReason   `json:"end,omitempty"`
+	Success   bool               `json:"success"`
+	Outcome   string             `json:"outcome,omitempty"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	UserEnded bool               `json:"user_ended"`
+}
+
+// Transcript is an episode as GET /v1/episodes/{id} shows it. It leaves
+// out the oracle context: the ground truth never reaches the agent side.
+type Transcript struct {
+	ID       string             `json:"id"`
+	Task     string             `json:"task"`
+	Split    string             `json:"split"`
+	User     string             `json:"user"`
+	Seed     uint64             `json:"seed"`
+	Index    int                `json:"index"`
+	Sample   int                `json:"sample"`
+	Created  time.Time          `json:"created"`
+	Messages []dialog.Message   `json:"messages"`
+	Turns    int                `json:"turns"`
+	Tokens   int                `json:"tokens"`
+	Done     bool               `json:"done"`
+	End      dialog.EndReason   `json:"end,omitempty"`
+	Reward   float64            `json:"reward"`
+	Success  bool               `json:"success"`
+	Outcome  string             `json:"outcome,omitempty"`
+	Metrics  map[string]float64 `json:"metrics,omitempty"`
+}
+
+func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
+	var req CreateRequest
+	if !decode(w, r, s.cfg.MaxBodyBytes, &req, true) {
+		return
+	}
+	if req.Split == "" {
+		req.Split = "train"
+	}
+	if req.User == "" {
+		req.User = "human"
+	}
+	if req.Task == "" {
+		writeError(w, http.StatusBadRequest, errInvalid, "no task: want {\"task\": NAME} with one of "+fmt.Sprint(task.Names()))
+		return
+	}
+	if err := task.CheckSplit(req.Split); err != nil {
+		writeError(w, http.StatusBadRequest, errInvalid, err.Error())
+		return
+	}
+	index := int(req.Seed % (1 << 31))
+	if req.Index != nil {
+		index = *req.Index
+	}
+	if index < 0 || req.Sample < 0 {
+		writeError(w, http.StatusBadRequest, errInvalid, "index and sample must not be negative")
+		return
+	}
+	if !slices.Contains(s.cfg.Users, req.User) {
+		writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("user %q is not served here (served: %s)", req.User, strings.Join(s.cfg.Users, ", ")))
+		return
+	}
+	t, u, err := s.envs.get(req.Task, req.User)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, errInvalid, err.Error())
+		return
+	}
+	oracle, view, err := t.Instance(req.Split, index)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("instance %s/%d: %v", req.Split, index, err))
+		return
+	}
+	seed := rollout.EpisodeSeed(req.Seed, index, req.Sample)
+	if req.EpisodeSeed != nil {
+		seed = *req.EpisodeSeed
+	}
+	e := &episode{task: t, ep: dialog.Episode{
+		Task: t.Name(), Split: req.Split, User: req.User, Agent: "serve",
+		Seed: seed, Index: index, Sample: req.Sample, Oracle: *oracle, View: *view,
+	}}
+	e.user = u.NewSession(&e.ep.Oracle, rand.New(rand.NewPCG(seed, 1)))
+	opening, err := e.user.Open(r.Context())
+	if err != nil {
+		s.log.Warn("user open failed", "task", req.Task, "user", req.User, "err", err)
+		writeError(w, http.StatusBadGateway, errServer, "user could not open the conversation: "+err.Error())
+		return
+	}
+	e.ep.Messages = append(e.ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: opening, Tokens: dialog.ApproxTokens(opening)})
+	if err := s.store.add(e); err != nil {
+		writeError(w, http.StatusTooManyRequests, errCapacity, fmt.Sprintf("%v (cap %d): finish or DELETE episodes, or wait for them to expire", err, s.cfg.MaxEpisodes))
+		return
+	}
+	e.ep.ID = e.id
+	s.log.Debug("episode created", "id", e.id, "task", req.Task, "split", req.Split, "index", index, "user", req.User)
+	writeJSON(w, http.StatusCreated, CreateResponse{ID: e.id, Observation: Observation{
+		Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.ep.Messages...),
+	}})
+}
+
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*episode, bool) {
+	id := r.PathValue("id")
+	e, ok := s.store.get(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, errNotFound, fmt.Sprintf("no episode %q (unknown, expired or deleted)", id))
+	}
+	return e, ok
+}
+
+func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
+	var req TurnRequest
+	if !decode(w, r, s.cfg.MaxBodyBytes, &req, true) {
+		return
+	}
+	e, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.ep.End))
+		return
+	}
+	ep := &e.ep
+	ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleAssistant, Content: req.Message, Tokens: dialog.ApproxTokens(req.Message)})
+	ep.Turns++
+	reply, end, err := e.user.Reply(r.Context(), ep.Messages)
+	if err != nil {
+		// Undo the agent's turn so the client may send it again.
+		ep.Messages = ep.Messages[:len(ep.Messages)-1]
+		ep.Turns--
+		status := http.StatusBadGateway
+		if r.Context().Err() != nil {
+			status = 499 // the client left; nobody reads this reply
+		}
+		s.log.Warn("user reply failed", "id", e.id, "err", err)
+		writeError(w, status, errServer, "user could not reply: "+err.Error())
+		return
+	}
+	if reply != "" {
+		ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: reply, Tokens: dialog.ApproxTokens(reply)})
+	}
+	resp := TurnResponse{Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: s.cfg.MaxTurns, UserEnded: end}}
+	if end || ep.Turns >= s.cfg.MaxTurns {
+		ep.End = dialog.MaxTurns
+		if end {
+			ep.End = endReason(e.user)
+		}
+		finish(e.task, ep)
+		e.done = true
+		e.closed.Store(true)
+		resp.Done, resp.Reward = true, ep.Reward
+		resp.Info.End, resp.Info.Success, resp.Info.Outcome, resp.Info.Metrics = ep.End, ep.Success, ep.Outcome, ep.Metrics
+		s.log.Debug("episode done", "id", e.id, "end", ep.End, "reward", ep.Reward, "turns", ep.Turns)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) getEpisode(w http.ResponseWriter, r *http.Request) {
+	e, ok := s.lookup(w, r)
+	if !ok {
+		return
+	}
+	e.mu.Lock()
+	ep := &e.ep
+	t := Transcript{
+		ID: e.id, Task: ep.Task, Split: ep.Split, User: ep.User, Seed: ep.Seed, Index: ep.Index, Sample: ep.Sample,
+		Created: e.created, Messages: append([]dialog.Message(nil), ep.Messages...), Turns: ep.Turns, Done: e.done,
+		End: ep.End, Reward: ep.Reward, Success: ep.Success, Outcome: ep.Outcome, Metrics: ep.Metrics,
+	}
+	for _, m := range ep.Messages {
+		t.Tokens += m.Tokens
+	}
+	e.mu.Unlock()
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) deleteEpisode(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if !s.store.remove(id) {
+		writeError(w, http.StatusNotFound, errNotFound, fmt.Sprintf("no episode %q", id))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// endReason asks the user session why it ended, as the rollout does.
+func endReason(u dialog.UserSession) dialog.EndReason {
+	if r, ok := u.(interface{ EndReason() dialog.EndReason }); ok {
+		if reason := r.EndReason(); reason != "" {
+			return reason
+		}
+	}
+	return dialog.UserEnded
+}
+
+// finish scores the conversation as rollout.Run does: a user who accepts a
+// wrong outcome did not solve the task.
+func finish(t task.Task, ep *dialog.Episode) {
+	sc := t.Score(&ep.Oracle, ep.Messages)
+	ep.Outcome, ep.Reward, ep.Success, ep.Metrics = sc.Outcome, sc.Reward, sc.Success, sc.Metrics
+	ep.Tokens = 0
+	for _, m := range ep.Messages {
+		ep.Tokens += m.Tokens
+	}
+	if ep.End == dialog.Solved && !ep.Success {
+		ep.End = dialog.UserEnded
+	}
+}

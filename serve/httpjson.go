@@ -1,0 +1,87 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Error types in the OpenAI error shape {"error": {"message", "type"}}.
+const (
+	errInvalid     = "invalid_request_error"
+	errNotFound    = "not_found_error"
+	errAuth        = "authentication_error"
+	errConflict    = "conflict_error"
+	errTooLarge    = "request_too_large"
+	errCapacity    = "capacity_error"
+	errServer      = "server_error"
+	errUnavailable = "not_implemented_error"
+)
+
+type apiError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   string `json:"param,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		fmt.Fprintf(&buf, `{"error":{"message":"encode reply: %s","type":"server_error"}}`+"\n", jsonEscape(err.Error()))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(buf.Len()))
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+func jsonEscape(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]apiError{"error": {Message: msg, Type: typ}})
+}
+
+// decode reads one JSON object from the body, bounded by limit bytes.
+// Unknown fields are errors, so a misspelt field is reported rather than
+// silently ignored. It writes the error reply itself and reports false.
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any, strict bool) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	dec := json.NewDecoder(r.Body)
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	err := dec.Decode(v)
+	if err == nil {
+		// Trailing data after the object is a malformed request too.
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			err = errors.New("more than one JSON value in the body")
+			var mbe *http.MaxBytesError
+			if errors.As(terr, &mbe) {
+				err = terr
+			}
+		}
+	}
+	if err == nil {
+		return true
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeError(w, http.StatusRequestEntityTooLarge, errTooLarge, fmt.Sprintf("request body larger than %d bytes", mbe.Limit))
+	case errors.Is(err, io.EOF):
+		writeError(w, http.StatusBadRequest, errInvalid, "empty request body: want a JSON object")
+	default:
+		writeError(w, http.StatusBadRequest, errInvalid, "malformed JSON: "+err.Error())
+	}
+	return false
+}

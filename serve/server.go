@@ -1,0 +1,258 @@
+// Package serve exposes calibrl over HTTP so GPU trainers can drive it:
+// an environment API (create an episode, send the agent's turns, read the
+// transcript; reward on the final turn) that a verl Interaction or an
+// OpenEnv-style client wraps thinly, and an OpenAI-compatible
+// /v1/chat/completions endpoint backed by a chat model (the calibrated
+// user simulator), so any trainer can use calibrl's simulator as its user.
+//
+// The API is described in openapi.yaml, served at /openapi.yaml. Errors
+// use OpenAI's shape: {"error": {"message": ..., "type": ...}}.
+//
+// Safety: request bodies are bounded, the server has read, write and idle
+// timeouts, idle episodes expire and live episodes are capped, a bearer
+// token is required whenever the address is not loopback, every episode
+// has its own lock (concurrent turns on one episode are serialised, other
+// episodes are untouched), and shutdown lets in-flight turns finish.
+package serve
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
+)
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// Config is how the server listens and what it allows.
+type Config struct {
+	// Addr is the listen address. Default "127.0.0.1:8080".
+	Addr string
+	// Token, when set, must be sent as "Authorization: Bearer TOKEN" on
+	// every request but /healthz and /openapi.yaml. Required when Addr is
+	// not a loopback address.
+	Token string
+	// MaxBodyBytes bounds request bodies. Default 1 MiB.
+	MaxBodyBytes int64
+	// EpisodeTTL is how long an episode lives after its last request.
+	// Default 30m.
+	EpisodeTTL time.Duration
+	// MaxEpisodes caps episodes held at once (live and finished ones not
+	// yet expired). When full, the least recently used finished episode is
+	// dropped; if none is finished, new episodes are refused with 429.
+	// Default 10000.
+	MaxEpisodes int
+	// MaxTurns ends an episode after this many agent turns. Default
+	// rollout.DefaultMaxTurns.
+	MaxTurns int
+	// ReadTimeout, WriteTimeout and IdleTimeout bound connections.
+	// Defaults 30s, 5m (a turn may wait on a remote user), 2m.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// ShutdownTimeout bounds how long shutdown waits for in-flight
+	// requests. Default 1m.
+	ShutdownTimeout time.Duration
+	// Users lists the user specs clients may ask for (spec.User names:
+	// "human", "naive", "learned:DIR", "remote:MODEL"). Clients choose
+	// among them; they never make the server load an arbitrary path.
+	// Default human and naive.
+	Users []string
+}
+
+// DefaultConfig returns the defaults documented on Config.
+func DefaultConfig() Config {
+	return Config{
+		Addr:            "127.0.0.1:8080",
+		MaxBodyBytes:    1 << 20,
+		EpisodeTTL:      30 * time.Minute,
+		MaxEpisodes:     10000,
+		MaxTurns:        rollout.DefaultMaxTurns,
+		ReadTimeout:     30 * time.Second,
+		WriteTimeout:    5 * time.Minute,
+		IdleTimeout:     2 * time.Minute,
+		ShutdownTimeout: time.Minute,
+		Users:           []string{"human", "naive"},
+	}
+}
+
+// Validate reports a configuration the server must not run with.
+func (c Config) Validate() error {
+	host, _, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: address %q: %w", c.Addr, err)
+	}
+	if c.Token == "" && !isLoopback(host) {
+		return fmt.Errorf("serve: address %q is not loopback: set a bearer token (--token-env) before exposing the server", c.Addr)
+	}
+	if c.MaxBodyBytes <= 0 || c.EpisodeTTL <= 0 || c.MaxEpisodes <= 0 || c.MaxTurns <= 0 {
+		return errors.New("serve: body limit, episode TTL, episode cap and turn limit must be positive")
+	}
+	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.ShutdownTimeout <= 0 {
+		return errors.New("serve: timeouts must be positive")
+	}
+	if len(c.Users) == 0 {
+		return errors.New("serve: no users allowed (want at least one of human, naive, learned:DIR, remote:MODEL)")
+	}
+	return nil
+}
+
+// isLoopback reports whether host names only the local machine. An empty
+// host (":8080") listens on every interface, so it is not loopback.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Options are the server's collaborators; zero fields take defaults.
+type Options struct {
+	// Task builds a task by name. Default task.Lookup.
+	Task func(name string) (task.Task, error)
+	// User builds a user by spec name for a task. Default spec.User.
+	User func(t task.Task, name string) (dialog.User, error)
+	// Chat backs /v1/chat/completions. Nil: the endpoint answers 501.
+	Chat ChatModel
+	// ChatName is the model name the chat endpoint reports.
+	ChatName string
+	// Logger receives events. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock, for expiry. Default time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP service. Create it with New.
+type Server struct {
+	cfg   Config
+	opt   Options
+	log   *slog.Logger
+	store *store
+	envs  *envCache
+	mux   *http.ServeMux
+}
+
+// New builds a server. Its handler is ready at once; Run listens.
+func New(cfg Config, opt Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Task == nil {
+		opt.Task = task.Lookup
+	}
+	if opt.User == nil {
+		opt.User = spec.User
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.ChatName == "" {
+		opt.ChatName = "calibrl-simulator"
+	}
+	s := &Server{cfg: cfg, opt: opt, log: opt.Logger}
+	s.store = newStore(cfg.EpisodeTTL, cfg.MaxEpisodes, opt.Now)
+	s.envs = newEnvCache(opt.Task, opt.User)
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(openAPI)
+	})
+	mux.HandleFunc("POST /v1/episodes", s.auth(s.createEpisode))
+	mux.HandleFunc("GET /v1/episodes/{id}", s.auth(s.getEpisode))
+	mux.HandleFunc("DELETE /v1/episodes/{id}", s.auth(s.deleteEpisode))
+	mux.HandleFunc("POST /v1/episodes/{id}/turns", s.auth(s.turn))
+	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chat))
+	mux.HandleFunc("/", s.notFound)
+	s.mux = mux
+}
+
+// Handler is the server's HTTP handler, for tests and embedding.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// notFound answers unknown routes, and known paths with the wrong method,
+// in the JSON error shape.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pattern := s.mux.Handler(r2); pattern != "/" {
+			writeError(w, http.StatusMethodNotAllowed, errInvalid, fmt.Sprintf("method %s not allowed on %s", r.Method, r.URL.Path))
+			return
+		}
+	}
+	writeError(w, http.StatusNotFound, errNotFound, fmt.Sprintf("no route %s %s (see /openapi.yaml)", r.Method, r.URL.Path))
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": s.store.len(), "chat": s.opt.Chat != nil})
+}
+
+// Run listens on the configured address and serves until ctx ends, then
+// shuts down gracefully: it stops accepting, lets in-flight requests (a
+// turn in progress) finish within ShutdownTimeout, and returns.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: min(s.cfg.ReadTimeout, 10*time.Second),
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	sweepCtx, stopSweep := context.WithCancel(context.Background())
+	defer stopSweep()
+	go s.store.sweepEvery(sweepCtx, max(s.cfg.EpisodeTTL/4, time.Second))
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String(), "auth", s.cfg.Token != "", "chat", s.opt.Chat != nil,
+		"episode_ttl", s.cfg.EpisodeTTL, "max_episodes", s.cfg.MaxEpisodes)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests", "timeout", s.cfg.ShutdownTimeout)
+	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		srv.Close()
+		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
