@@ -3,6 +3,7 @@ package lm
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/calibrl/calibrl/gemm"
@@ -56,7 +57,7 @@ type BenchResult struct {
 }
 
 // Bench measures one model: training throughput, forward latency and KV
-// sampling throughput, each the mean over bc.Steps timed runs after one
+// sampling throughput, each the median of bc.Steps timed runs after one
 // untimed warm-up.
 func Bench(nc NamedConfig, bc BenchConfig) (BenchResult, error) {
 	if err := bc.Validate(); err != nil {
@@ -119,18 +120,26 @@ func Bench(nc NamedConfig, bc BenchConfig) (BenchResult, error) {
 	return res, nil
 }
 
-// timeIt runs f once untimed, then steps times, and returns the mean time.
+// timeIt runs f once untimed, then steps times, and returns the median
+// time (as bench/torch_peer.py does: robust to a run disturbed by other
+// processes).
 func timeIt(steps int, f func() error) (time.Duration, error) {
 	if err := f(); err != nil {
 		return 0, err
 	}
-	start := time.Now()
-	for i := 0; i < steps; i++ {
+	times := make([]time.Duration, steps)
+	for i := range times {
+		start := time.Now()
 		if err := f(); err != nil {
 			return 0, err
 		}
+		times[i] = time.Since(start)
 	}
-	return time.Since(start) / time.Duration(steps), nil
+	slices.Sort(times)
+	if steps%2 == 1 {
+		return times[steps/2], nil
+	}
+	return (times[steps/2-1] + times[steps/2]) / 2, nil
 }
 
 // BenchGemm returns gemm.Sgemm's rate in GFLOP/s on an n×n×n product, the

@@ -178,3 +178,60 @@ func TestMaskedNLL(t *testing.T) {
 		t.Error("length mismatch: got no error")
 	}
 }
+
+// TestForwardPaddingAndBatchIndependent: a row's log-probs do not depend on
+// its padding or on the other rows of the batch.
+func TestForwardPaddingAndBatchIndependent(t *testing.T) {
+	m := sampleModel(t, 2)
+	seq := []int{4, 8, 15, 16, 23, 42 % 37}
+	alone, err := m.Forward(seq, 1, len(seq), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := 10
+	batch := make([]int, 3*T)
+	for i := range batch {
+		batch[i] = (i * 7) % m.Config.VocabSize // other rows and padding
+	}
+	copy(batch[T:], seq)
+	got, err := m.Forward(batch, 3, T, []int{T, len(seq), 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range seq {
+		if d := math.Abs(float64(got[T+i] - alone[i])); d > 1e-6 {
+			t.Errorf("position %d: logp %v in a padded batch, %v alone", i, got[T+i], alone[i])
+		}
+	}
+	for i := len(seq) - 1; i < T; i++ {
+		if got[T+i] != 0 {
+			t.Errorf("position %d past the row's length: logp %v, want 0", i, got[T+i])
+		}
+	}
+}
+
+func TestSampleSameForAnyWorkerCount(t *testing.T) {
+	prompts := [][]int{{1, 2, 3}, {5}, {7, 7, 7, 7, 7, 7, 7, 7, 7}}
+	sc := SampleConfig{Temperature: 0.8, TopP: 0.95, MaxNewTokens: 10}
+	var outs [][]Completion
+	for _, w := range []int{1, 2} {
+		m := sampleModel(t, w)
+		rngs := []*rand.Rand{rand.New(rand.NewPCG(1, 0)), rand.New(rand.NewPCG(2, 0)), rand.New(rand.NewPCG(3, 0))}
+		out, err := m.Sample(prompts, sc, rngs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, out)
+	}
+	for s := range prompts {
+		a, b := outs[0][s], outs[1][s]
+		if len(a.Tokens) != len(b.Tokens) || sameBits(a.LogProbs, b.LogProbs) >= 0 {
+			t.Fatalf("sequence %d: 1 worker %v %v, 2 workers %v %v", s, a.Tokens, a.LogProbs, b.Tokens, b.LogProbs)
+		}
+		for i := range a.Tokens {
+			if a.Tokens[i] != b.Tokens[i] {
+				t.Fatalf("sequence %d token %d: 1 worker %d, 2 workers %d", s, i, a.Tokens[i], b.Tokens[i])
+			}
+		}
+	}
+}

@@ -35,7 +35,7 @@ func newBenchCmd() *cobra.Command {
 training tokens/s (forward+backward+AdamW on a batch × seq-len batch),
 one forward log-prob pass in ms, and KV-cache sampling tokens/s (batch
 prompts of prompt-len tokens, new-tokens each), plus gemm.Sgemm's
-GFLOP/s on a gemm-size³ product. Each figure is the mean of --steps
+GFLOP/s on a gemm-size³ product. Each figure is the median of --steps
 timed runs after one warm-up. Compare with bench/torch_peer.py run on
 the same machine at the same time.`,
 		Example: `  calibrl bench
@@ -107,7 +107,7 @@ func printBench(w io.Writer, rep benchReport, bc lm.BenchConfig, gemmSize int) e
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "(train/forward batch %d×%d, sampling %d prompts of %d + %d new tokens, mean of %d runs)\n",
+	fmt.Fprintf(w, "(train/forward batch %d×%d, sampling %d prompts of %d + %d new tokens, median of %d runs)\n",
 		bc.Batch, bc.SeqLen, bc.Batch, bc.PromptLen, bc.NewTokens, bc.Steps)
 	if gemmSize > 0 {
 		fmt.Fprintf(w, "gemm %d³: %.1f GFLOP/s\n", gemmSize, rep.GemmGFLOPS)

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/serve"
 	"github.com/calibrl/calibrl/spec"
@@ -18,6 +20,8 @@ func newServeCmd() *cobra.Command {
 		cfg      = serve.DefaultConfig()
 		tokenEnv string
 		rf       remoteFlags
+		simDir   string
+		simSeed  uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -28,7 +32,10 @@ verl, TRL, OpenRLHF or SkyRL can drive them:
   POST /v1/episodes              {"task","split","seed","user"} -> {"id","observation"}
   POST /v1/episodes/{id}/turns   {"message"} -> {"reply","done","reward","info"}
   GET  /v1/episodes/{id}         the transcript (never the oracle context)
-  POST /v1/chat/completions      OpenAI-compatible, backed by a calibrated simulator
+  POST /v1/chat/completions      OpenAI-compatible, backed by the --sim checkpoint:
+                                 a role-flipped chat (system: the oracle context;
+                                 assistant: the simulator's turns; user: the
+                                 agent's) answered as {"message","end"} JSON
   GET  /healthz, /openapi.yaml
 
 The reward comes on the final turn (the user ended, or --max-turns). Users
@@ -74,7 +81,24 @@ flight finish.`,
 					}
 				}
 			}
-			s, err := serve.New(cfg, serve.Options{User: users, Logger: slog.Default()})
+			opts := serve.Options{User: users, Logger: slog.Default()}
+			if simDir != "" {
+				t, err := task.Lookup(task.Names()[0])
+				if err != nil {
+					return err
+				}
+				u, err := spec.User(t, "learned:"+simDir)
+				if err != nil {
+					return fmt.Errorf("--sim: %w", err)
+				}
+				c := chatlm.NewCompleter(u.(*chatlm.User), simSeed)
+				opts.Chat = serve.ChatModelFunc(func(ctx context.Context, m []dialog.Message) (string, serve.Usage, error) {
+					text, p, n, err := c.Complete(ctx, m)
+					return text, serve.Usage{PromptTokens: p, CompletionTokens: n, TotalTokens: p + n}, err
+				})
+				opts.ChatName = "calibrl-sim"
+			}
+			s, err := serve.New(cfg, opts)
 			if err != nil {
 				return err
 			}
@@ -98,6 +122,8 @@ flight finish.`,
 	fl.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "request body limit in bytes")
 	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request's handling and reply (a turn may wait on a remote user)")
 	fl.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for requests in flight")
+	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")
+	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling")
 	rf.register(cmd)
 	return cmd
 }
