@@ -40,6 +40,9 @@ type Summary struct {
 	// have them, so scripts need not dig.
 	BLEU *float64 `json:"bleu,omitempty"`
 	ChrF *float64 `json:"chrf,omitempty"`
+	// Usage holds request and token accounting of remote models
+	// ("remote/agent/requests", "remote/user/completion_tokens", ...).
+	Usage map[string]float64 `json:"usage,omitempty"`
 }
 
 // Summarize computes the figures of eps. The identifying fields (task,

@@ -9,12 +9,14 @@ import (
 // attnBlock is the row-block size for causal attention: scores for rows
 // [r0,r1) are computed only against keys [0,r1), so the masked upper
 // triangle costs at most one block's worth of wasted work per row block.
+// Entries of a row past its block's end r1 are never written nor read.
 const attnBlock = 64
 
 // attentionForward: causal multi-head self-attention.
 //
 //	out [B,T,C]      per head h, columns h·HS..(h+1)·HS: softmax(q·kᵀ/√HS)·v
-//	att [B,NH,T,T]   saved softmax probabilities (zero above the diagonal)
+//	att [B,NH,T,T]   saved softmax probabilities (zero above the diagonal
+//	                 up to the end of the row's attnBlock)
 //	qkv [B,T,3C]     q, k, v side by side along the last axis
 //
 // Work is split over (b,h) pairs; each pair is computed the same way
@@ -35,7 +37,7 @@ func attentionForward(workers int, out, att, qkv []float32, B, T, C, NH int) {
 				// P[r0:r1, 0:r1] = scale · q[r0:r1]·k[0:r1]ᵀ
 				gemm.Sgemm(false, true, r1-r0, r1, HS, scale, q[r0*C3:], C3, k, C3, 0, P[r0*T:], T)
 				for t := r0; t < r1; t++ {
-					softmaxCausalRow(P[t*T:(t+1)*T], t)
+					softmaxCausalRow(P[t*T:t*T+r1], t)
 				}
 				// o[r0:r1] = P[r0:r1, 0:r1]·v[0:r1]
 				gemm.Sgemm(false, false, r1-r0, HS, r1, 1, P[r0*T:], T, v, C3, 0, o[r0*C:], C)
@@ -75,7 +77,7 @@ func attentionBackward(workers int, dqkv, dout, att, qkv []float32, B, T, C, NH 
 				// dS = scale · P⊙(dP − Σ_j P·dP), in place
 				for t := r0; t < r1; t++ {
 					softmaxBackRow(dP[t*T:t*T+t+1], P[t*T:t*T+t+1], scale)
-					clear(dP[t*T+t+1 : (t+1)*T])
+					clear(dP[t*T+t+1 : t*T+r1])
 				}
 				// dq[r0:r1] += dS[r0:r1, 0:r1]·k[0:r1]
 				gemm.Sgemm(false, false, r1-r0, HS, r1, 1, dP[r0*T:], T, k, C3, 1, dq[r0*C3:], C3)

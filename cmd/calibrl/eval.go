@@ -12,6 +12,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/remote"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -76,6 +77,7 @@ answers, the artifacts of a prompted LLM user.`,
 				}
 			}
 			s := eval.Summarize(eps, ef.seed)
+			s.Usage = remoteUsage(map[string]any{"agent": a, "user": u})
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -121,5 +123,34 @@ func printSummary(w io.Writer, s eval.Summary) error {
 		ends += fmt.Sprintf("%s %d", r, s.Ends[dialog.EndReason(r)])
 	}
 	fmt.Fprintf(tw, "ended\t%s\n", ends)
+	if len(s.Usage) > 0 {
+		keys := make([]string, 0, len(s.Usage))
+		for k := range s.Usage {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(tw, "%s\t%.0f\n", k, s.Usage[k])
+		}
+	}
 	return tw.Flush()
+}
+
+// remoteUsage gathers the request and token counts of the remote models
+// among players, keyed "remote/ROLE/...".
+func remoteUsage(players map[string]any) map[string]float64 {
+	var usage map[string]float64
+	for role, p := range players {
+		r, ok := p.(interface{ Pool() *remote.Pool })
+		if !ok {
+			continue
+		}
+		if usage == nil {
+			usage = map[string]float64{}
+		}
+		for k, v := range r.Pool().Stats().Metrics("remote/" + role) {
+			usage[k] = v
+		}
+	}
+	return usage
 }

@@ -92,15 +92,20 @@ func TestEvalWithRemoteAgentAndUser(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	out := mustRun(t, "eval", "--task", "mathchat", "--agent", "remote:fake", "--user", "remote:fake", "-n", "4", "--json")
 	var s struct {
-		Episodes int            `json:"episodes"`
-		Turns    float64        `json:"turns"`
-		Ends     map[string]int `json:"ends"`
+		Episodes int                `json:"episodes"`
+		Turns    float64            `json:"turns"`
+		Ends     map[string]int     `json:"ends"`
+		Usage    map[string]float64 `json:"usage"`
 	}
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if s.Episodes != 4 || s.Turns != 1 || s.Ends["user_ended"] != 4 {
 		t.Errorf("got %+v, want 4 episodes of one turn ended by the user", s)
+	}
+	// One agent turn per episode; the user opens and replies once each.
+	if s.Usage["remote/agent/requests"] != 4 || s.Usage["remote/user/requests"] < 8 {
+		t.Errorf("usage %v: want 4 agent requests and at least 8 user requests accounted", s.Usage)
 	}
 }
 
