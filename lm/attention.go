@@ -55,8 +55,13 @@ func softmaxCausalRow(p []float32, t int) {
 }
 
 // attentionBackward: dqkv[B,T,3C] = ∂/∂qkv (overwritten), from dout [B,T,C]
-// and the saved att and qkv. scratch needs workers·T·T floats.
-func attentionBackward(workers int, dqkv, dout, att, qkv []float32, B, T, C, NH int, scratch []float32) {
+// and the saved att, qkv and forward output out [B,T,C]. scratch needs
+// workers·T·T floats.
+//
+// The softmax backward needs Σ_j P[t,j]·dP[t,j] per row; since
+// dP[t,j] = do[t]·v[j] that equals do[t]·o[t] (FlashAttention's D term), a
+// dot of HS numbers instead of t.
+func attentionBackward(workers int, dqkv, dout, att, qkv, out []float32, B, T, C, NH int, scratch []float32) {
 	HS := C / NH
 	C3 := 3 * C
 	scale := float32(1 / math.Sqrt(float64(HS)))
@@ -69,14 +74,16 @@ func attentionBackward(workers int, dqkv, dout, att, qkv []float32, B, T, C, NH 
 			q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
 			dq, dk, dv := dqkv[base+h*HS:], dqkv[base+C+h*HS:], dqkv[base+2*C+h*HS:]
 			do := dout[b*T*C+h*HS:]
+			o := out[b*T*C+h*HS:]
 			P := att[bh*T*T : (bh+1)*T*T]
 			for r0 := 0; r0 < T; r0 += attnBlock {
 				r1 := min(r0+attnBlock, T)
 				// dP[r0:r1, 0:r1] = do[r0:r1]·v[0:r1]ᵀ
 				gemm.Sgemm(false, true, r1-r0, r1, HS, 1, do[r0*C:], C, v, C3, 0, dP[r0*T:], T)
-				// dS = scale · P⊙(dP − Σ_j P·dP), in place
+				// dS = scale · P⊙(dP − D), in place
 				for t := r0; t < r1; t++ {
-					softmaxBackRow(dP[t*T:t*T+t+1], P[t*T:t*T+t+1], scale)
+					D := dotf(do[t*C:t*C+HS], o[t*C:t*C+HS])
+					softmaxBackRow(dP[t*T:t*T+t+1], P[t*T:t*T+t+1], D, scale)
 					clear(dP[t*T+t+1 : t*T+r1])
 				}
 				// dq[r0:r1] += dS[r0:r1, 0:r1]·k[0:r1]

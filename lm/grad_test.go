@@ -125,7 +125,7 @@ func TestAttentionGrad(t *testing.T) {
 		}
 		loss()
 		dqkv := make([]float32, len(qkv))
-		attentionBackward(2, dqkv, r, att, qkv, B, T, C, NH, make([]float32, 2*T*T))
+		attentionBackward(2, dqkv, r, att, qkv, out, B, T, C, NH, make([]float32, 2*T*T))
 		checkGrad(t, "attention dqkv", qkv, dqkv, loss)
 	}
 }

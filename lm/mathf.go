@@ -132,24 +132,29 @@ func attendRow(o, s, q, k, v []float32, n, stride int, scale float32) {
 }
 
 // softmaxBackRow turns d = ∂L/∂p for one probability row p into
-// scale·∂L/∂scores: d[j] = scale·p[j]·(d[j] − Σ_k p[k]·d[k]).
-func softmaxBackRow(d, p []float32, scale float32) {
-	var s float32
-	if useAVX2 {
-		s = gemm.Dot(p, d)
-	} else {
-		for j, pj := range p {
-			s += pj * d[j]
-		}
-	}
+// scale·∂L/∂scores: d[j] = scale·p[j]·(d[j] − D), where D = Σ_k p[k]·d[k]
+// is supplied by the caller.
+func softmaxBackRow(d, p []float32, D, scale float32) {
 	j := 0
 	if useAVX2 && len(d) >= 8 {
 		j = len(d) &^ 7
-		softmaxBackAVX2(d[:j], p[:j], s, scale)
+		softmaxBackAVX2(d[:j], p[:j], D, scale)
 	}
 	for ; j < len(d); j++ {
-		d[j] = scale * p[j] * (d[j] - s)
+		d[j] = scale * p[j] * (d[j] - D)
 	}
+}
+
+// dotf is Σ a[i]·b[i].
+func dotf(a, b []float32) float32 {
+	if useAVX2 {
+		return gemm.Dot(a, b)
+	}
+	var s float32
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
 }
 
 // geluBackSpan is geluBackward's body for one span.

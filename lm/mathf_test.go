@@ -59,10 +59,10 @@ func TestVectorKernels(t *testing.T) {
 		sRef, sVec := append([]float32(nil), x...), append([]float32(nil), x...)
 		useAVX2 = false
 		geluBackSpan(dRef, x, x, gTh)
-		softmaxBackRow(sRef, gTh, 0.5)
+		softmaxBackRow(sRef, gTh, 0.7, 0.5)
 		useAVX2 = saved
 		geluBackSpan(dVec, x, x, gTh)
-		softmaxBackRow(sVec, gTh, 0.5)
+		softmaxBackRow(sVec, gTh, 0.7, 0.5)
 		var maxE, maxG float64
 		useAVX2 = false
 		mRef := maxf(x)

@@ -250,7 +250,7 @@ func (m *Model) Backward(dlogp []float32) error {
 		layernormBackward(W, dres, lg.LN2W, lg.LN2B, dtmp, la.res2, lp.LN2W, la.ln2Mean, la.ln2Rstd, N, C, a.reduce)
 		// res2 = x + attproj(attn(qkv(ln1(x)))); dres now holds ∂res2.
 		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, N, C, C, false, a.reduce)
-		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, B, T, C, NH, a.attScratch)
+		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, B, T, C, NH, a.attScratch)
 		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, N, C, 3*C, false, a.reduce)
 		layernormBackward(W, dres, lg.LN1W, lg.LN1B, dtmp, x, lp.LN1W, la.ln1Mean, la.ln1Rstd, N, C, a.reduce)
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/calibrl/calibrl/atomicfile"
@@ -224,10 +225,15 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	return res, atomicfile.WriteBytes(filepath.Join(out, "sft_result.json"), mustJSON(res))
 }
 
-// splitSequences holds out a seeded fraction for validation.
+// maxVal bounds the held-out set: past a few hundred sequences the
+// validation NLL is precise enough and more only slows training.
+const maxVal = 256
+
+// splitSequences holds out a seeded fraction (at most maxVal sequences)
+// for validation.
 func splitSequences(seqs []chatlm.Sequence, frac float64, seed uint64) (train, val []chatlm.Sequence) {
 	perm := rand.New(rand.NewPCG(seed, 0x5f7)).Perm(len(seqs))
-	nVal := int(frac * float64(len(seqs)))
+	nVal := min(int(frac*float64(len(seqs))), maxVal)
 	if frac > 0 && nVal == 0 && len(seqs) >= 4 {
 		nVal = 1
 	}
@@ -243,27 +249,55 @@ func splitSequences(seqs []chatlm.Sequence, frac float64, seed uint64) (train, v
 
 // batcher rebuilds any step's batch: each epoch visits the sequences in a
 // permutation seeded by (seed, epoch), so a resumed run sees the batches an
-// uninterrupted one would.
+// uninterrupted one would. Within windows of bucket batches the sequences
+// are sorted by length before being cut into batches (and the batches
+// shuffled back), so a batch pads to a length close to its members'.
 type batcher struct {
 	seqs  []chatlm.Sequence
 	size  int
 	seed  uint64
 	epoch int
-	perm  []int
+	order []int // the epoch's visiting order
 }
+
+// bucket is how many batches share one length-sorted window.
+const bucket = 8
 
 func (b *batcher) batch(step int) []chatlm.Sequence {
 	n := len(b.seqs)
 	out := make([]chatlm.Sequence, b.size)
 	for i := range b.size {
 		k := step*b.size + i
-		if epoch := k / n; b.perm == nil || epoch != b.epoch {
+		if epoch := k / n; b.order == nil || epoch != b.epoch {
 			b.epoch = epoch
-			b.perm = rand.New(rand.NewPCG(b.seed, uint64(epoch)+1)).Perm(n)
+			b.order = b.epochOrder(epoch)
 		}
-		out[i] = b.seqs[b.perm[k%n]]
+		out[i] = b.seqs[b.order[k%n]]
 	}
 	return out
+}
+
+func (b *batcher) epochOrder(epoch int) []int {
+	rng := rand.New(rand.NewPCG(b.seed, uint64(epoch)+1))
+	perm := rng.Perm(len(b.seqs))
+	window := b.size * bucket
+	for lo := 0; lo < len(perm); lo += window {
+		w := perm[lo:min(lo+window, len(perm))]
+		sort.SliceStable(w, func(i, j int) bool { return len(b.seqs[w[i]].IDs) < len(b.seqs[w[j]].IDs) })
+		// Shuffle whole batches of the window so short and long ones mix
+		// over the epoch.
+		nb := (len(w) + b.size - 1) / b.size
+		batches := make([][]int, nb)
+		for j := range batches {
+			batches[j] = append([]int(nil), w[j*b.size:min((j+1)*b.size, len(w))]...)
+		}
+		rng.Shuffle(nb, func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+		w = w[:0]
+		for _, bt := range batches {
+			w = append(w, bt...)
+		}
+	}
+	return perm
 }
 
 // meanNLL is the masked mean NLL of seqs, token-weighted.

@@ -90,3 +90,47 @@ func TestSFTResumeGivesSameWeights(t *testing.T) {
 		t.Fatal("resuming with another seed: want an error")
 	}
 }
+
+// Each epoch visits every sequence once, and length bucketing keeps a
+// batch's lengths close, which is what saves the padding.
+func TestBatcherVisitsAllAndBuckets(t *testing.T) {
+	var seqs []chatlm.Sequence
+	for i := range 200 {
+		seqs = append(seqs, chatlm.Sequence{IDs: make([]int, 10+(i*37)%300)})
+	}
+	b := &batcher{seqs: seqs, size: 8, seed: 4}
+	seen := map[int]int{}
+	var spread, randomSpread float64
+	for step := 0; step < 25; step++ { // one epoch: 25 × 8 = 200
+		batch := b.batch(step)
+		lo, hi := 1<<30, 0
+		for _, s := range batch {
+			lo, hi = min(lo, len(s.IDs)), max(hi, len(s.IDs))
+			seen[len(s.IDs)]++
+		}
+		spread += float64(hi - lo)
+	}
+	for i, s := range seqs {
+		if seen[len(s.IDs)] == 0 {
+			t.Fatalf("sequence %d never visited in the first epoch", i)
+		}
+	}
+	total := 0
+	for _, c := range seen {
+		total += c
+	}
+	if total != 200 {
+		t.Fatalf("visited %d sequences in an epoch of 200", total)
+	}
+	randomSpread = 25 * 250 // a random batch of 8 spans most of the 10..310 range
+	if spread > randomSpread/3 {
+		t.Fatalf("mean length spread in a batch %.0f: bucketing not working", spread/25)
+	}
+	// A fresh batcher (a resumed run) rebuilds the same batch for a step.
+	again, first := (&batcher{seqs: seqs, size: 8, seed: 4}).batch(30), b.batch(30)
+	for i := range again {
+		if len(again[i].IDs) != len(first[i].IDs) {
+			t.Fatal("a fresh batcher built a different batch for the same step")
+		}
+	}
+}
