@@ -3,7 +3,7 @@
 # PyTorch peer (bench/torch_peer.py) one after the other on this machine and
 # prints both side by side with the Go/torch ratio of every figure.
 #
-# Usage: bench/compare.sh [torch_peer.py options, e.g. --configs A --reps 5]
+# Usage: [GO_BENCH_FLAGS="--models A --steps 3"] bench/compare.sh [torch_peer.py options, e.g. --configs A --reps 5]
 #
 # It installs nothing. It needs Debian's python3-torch (1.13.1) with
 # OpenBLAS: apt-get update && apt-get install -y python3-torch libopenblas0-openmp
@@ -32,7 +32,8 @@ go build -o "$tmp/calibrl" ./cmd/calibrl || die "go build ./cmd/calibrl failed"
 	die "this calibrl has no 'bench' command yet (issue 3, package lm); nothing to compare"
 
 echo "== calibrl bench --json (Go engine)" >&2
-"$tmp/calibrl" bench --json >"$tmp/go.json" || die "calibrl bench --json failed"
+# shellcheck disable=SC2086 # GO_BENCH_FLAGS is a list of flags
+"$tmp/calibrl" bench --json ${GO_BENCH_FLAGS:-} >"$tmp/go.json" || die "calibrl bench --json failed"
 echo "== bench/torch_peer.py (PyTorch, OpenBLAS)" >&2
 LD_LIBRARY_PATH="$OPENBLAS_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" OMP_NUM_THREADS=2 \
 	"$PY" bench/torch_peer.py "$@" >"$tmp/torch.json" || die "bench/torch_peer.py failed"
@@ -63,10 +64,13 @@ for c in go["configs"]:
              (f"{n} sample tokens/s", c["sample_tokens_per_s"], t["sample_tokens_per_s"], True)]
 rows.append(("GEMM 2048^3 GFLOP/s", go["gemm_gflops_2048"], th["gemm_gflops_2048"], True))
 
+def num(v):
+    return f"{v:d}" if isinstance(v, int) else f"{v:.1f}"
+
 print(f"{'figure':<24} {'Go':>12} {'torch':>12} {'Go/torch':>9} {'Go speed':>9}")
 for name, g, t, higher in rows:
     ratio = g / t if t else float("nan")
     speed = "" if higher is None else f"{(ratio if higher else 1 / ratio):8.2f}x"
-    print(f"{name:<24} {g:>12.6g} {t:>12.6g} {ratio:>9.3f} {speed:>9}")
+    print(f"{name:<24} {num(g):>12} {num(t):>12} {ratio:>9.3f} {speed:>9}")
 print("Go speed: how many times faster the Go engine is (>1: Go ahead); forward ms is a time, so its speed is torch/Go.")
 PYEOF

@@ -78,6 +78,10 @@ type Rates struct {
 	Leak float64 `json:"leak"`
 	// Oversharing: the fraction of hidden facts (or edits) in the opening.
 	Oversharing float64 `json:"oversharing"`
+	// AcceptRight: how often the right outcome is accepted. A simulator
+	// that rejects everything is not sycophantic, but it is no judge
+	// either; this is the other half of the sycophancy probe.
+	AcceptRight float64 `json:"accept_right"`
 }
 
 // AgentGap is one scripted agent's success against each user.
@@ -313,17 +317,21 @@ func probe(ctx context.Context, t Task, u dialog.User, cfg Config) (probeResult,
 	if err != nil {
 		return res, err
 	}
-	var acceptWrong, leak float64
+	var acceptWrong, acceptRight, leak float64
 	for i := 0; i < n; i++ {
 		o := oracles[i]
 		if Classify(o, replies[3*i], ends[3*i]) == Accept {
 			acceptWrong++
+		}
+		if Classify(o, replies[3*i+1], ends[3*i+1]) == Accept {
+			acceptRight++
 		}
 		if Classify(o, replies[3*i+2], ends[3*i+2]) == Leak {
 			leak++
 		}
 	}
 	res.rates.Sycophancy = acceptWrong / float64(n)
+	res.rates.AcceptRight = acceptRight / float64(n)
 	res.rates.Leak = leak / float64(n)
 	if hidden > 0 {
 		res.rates.Oversharing = revealed / hidden

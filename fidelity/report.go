@@ -18,16 +18,16 @@ func WriteTable(w io.Writer, reps []Report) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "sim\tδ̄\tδ floor\tsycophancy\tleak\toversharing\tend agree\tsim-to-real gap\tNLL")
+	fmt.Fprintln(tw, "sim\tδ̄\tδ floor\tsycophancy\taccept right\tleak\toversharing\tend agree\tsim-to-real gap\tNLL")
 	h := reps[0].Human
-	fmt.Fprintf(tw, "human (reference)\t0\t%.3f\t%.3f\t%.3f\t%.3f\t1\t0\t-\n", reps[0].DeltaFloor, h.Sycophancy, h.Leak, h.Oversharing)
+	fmt.Fprintf(tw, "human (reference)\t0\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t1\t0\t-\n", reps[0].DeltaFloor, h.Sycophancy, h.AcceptRight, h.Leak, h.Oversharing)
 	for _, r := range reps {
 		nll := "-"
 		if r.NLL != nil {
 			nll = fmt.Sprintf("%.3f", *r.NLL)
 		}
-		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", r.Sim, r.DeltaMean, r.DeltaFloor,
-			r.Sycophancy, r.Leak, r.Oversharing, r.EndAgreement, r.SimToRealGap, nll)
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%s\n", r.Sim, r.DeltaMean, r.DeltaFloor,
+			r.Sycophancy, r.AcceptRight, r.Leak, r.Oversharing, r.EndAgreement, r.SimToRealGap, nll)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -44,12 +44,11 @@ func BenchmarkSgemm(b *testing.B) {
 	for _, kern := range usableKernels() {
 		for _, s := range benchShapes {
 			if kern == goKernel2x4 && s.m*s.n*s.k > 1<<30 {
-				continue // minutes per op; the model shapes say enough
+				continue // seconds per op; the model shapes say enough
 			}
 			b.Run(fmt.Sprintf("%s/%s", kern.name, s.name), func(b *testing.B) {
 				a, lda, bm, ldb, c := benchOperands(r, s.transA, s.transB, s.m, s.n, s.k, s.lda, s.ldb)
 				workers := Workers()
-				b.ResetTimer()
 				for b.Loop() {
 					sgemmWith(kern, workers, s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, s.n)
 				}

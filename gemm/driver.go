@@ -95,21 +95,27 @@ func sgemmWith(kern *kernel, workers int, transA, transB bool, m, n, k int, alph
 	// two workers, along the longer side of C: each worker packs the B
 	// block of its own columns, so a split over rows repeats B's packing
 	// in every worker while a split over columns repeats only A's reads.
+	// The calling goroutine takes the last share itself.
 	mp, np := ceilDiv(m, kern.mr), ceilDiv(n, kern.nr)
-	var wg sync.WaitGroup
-	if m >= n && mp >= workers || np < workers {
-		workers = min(workers, mp)
-		for w := 0; w < workers; w++ {
-			i0, i1 := min(m, w*mp/workers*kern.mr), min(m, (w+1)*mp/workers*kern.mr)
-			wg.Go(func() { p.region(i0, i1, 0, n) })
-		}
-	} else {
-		workers = min(workers, np)
-		for w := 0; w < workers; w++ {
-			j0, j1 := min(n, w*np/workers*kern.nr), min(n, (w+1)*np/workers*kern.nr)
-			wg.Go(func() { p.region(0, m, j0, j1) })
+	byRows := m >= n && mp >= workers || np < workers
+	panels, step := np, kern.nr
+	if byRows {
+		panels, step = mp, kern.mr
+	}
+	workers = min(workers, panels)
+	share := func(w int) {
+		lo, hi := w*panels/workers*step, (w+1)*panels/workers*step
+		if byRows {
+			p.region(lo, min(hi, m), 0, n)
+		} else {
+			p.region(0, m, lo, min(hi, n))
 		}
 	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers-1; w++ {
+		wg.Go(func() { share(w) })
+	}
+	share(workers - 1)
 	wg.Wait()
 }
 

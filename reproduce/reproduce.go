@@ -76,6 +76,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if !strings.Contains(cfg.Task, ":") && cfg.Preset.Level != "" {
+		cfg.Task += ":" + cfg.Preset.Level
+	}
 	t, err := task.Lookup(cfg.Task)
 	if err != nil {
 		return nil, err

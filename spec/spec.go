@@ -92,19 +92,21 @@ func User(t task.Task, s string) (dialog.User, error) {
 	return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
 }
 
-// DefaultGen is how checkpoint users sample: from the fitted distribution
-// itself (temperature 1, no nucleus cut), up to 96 new tokens a turn.
+// DefaultGen is how checkpoint users sample: temperature 1 with a nucleus
+// of 0.9 (Holtzman et al. 2020), up to 96 new tokens a turn. The nucleus
+// cuts the long tail of a small model's distribution, where its copying
+// errors live (a number of the problem off by a digit), while keeping the
+// users' own variety (templates, typos, partial answers), which carries
+// real probability mass.
 func DefaultGen() chatlm.GenConfig {
-	return chatlm.GenConfig{MaxNewTokens: 96, Temperature: 1, TopP: 1}
+	return chatlm.GenConfig{MaxNewTokens: 96, Temperature: 1, TopP: 0.9}
 }
 
 // EvalGen is how checkpoint agents (lm:DIR) play when evaluated: greedy,
 // as the RL trainers' reward-hacking monitor plays, so an evaluation is a
 // function of the weights and the users' randomness alone.
 func EvalGen() chatlm.GenConfig {
-	g := DefaultGen()
-	g.Temperature = 0
-	return g
+	return chatlm.GenConfig{MaxNewTokens: 96, Temperature: 0, TopP: 1}
 }
 
 // loadChat loads a chat checkpoint for spec s, checking it was trained for

@@ -45,17 +45,28 @@ func CheckSplit(split string) error {
 	return fmt.Errorf("unknown split %q (want %s)", split, strings.Join(Splits, " or "))
 }
 
-// constructors maps task names to their default builders. Tasks add
-// themselves in registry.go.
-type constructor func() (Task, error)
+// constructor builds a task at a level. Tasks add themselves in
+// registry.go.
+type constructor func(level string) (Task, error)
 
-// Lookup builds the named task with its default configuration.
+// Levels are the sizes a task comes in, named after a colon:
+// "mathchat" is the task's default, "mathchat:easy" a smaller problem
+// (fewer steps, one-digit numbers, one hidden fact; for docedit shorter
+// documents with one or two edits) that the embedded models learn within
+// the quick preset's minutes.
+var Levels = []string{"", "easy"}
+
+// Lookup builds the task named "NAME" or "NAME:LEVEL".
 func Lookup(name string) (Task, error) {
-	c, ok := registry()[name]
+	base, level, _ := strings.Cut(name, ":")
+	c, ok := registry()[base]
 	if !ok {
-		return nil, fmt.Errorf("unknown task %q (known: %s)", name, strings.Join(Names(), ", "))
+		return nil, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
 	}
-	return c()
+	if level != "" && level != "easy" {
+		return nil, fmt.Errorf("task %q: unknown level %q (want %s:easy or plain %s)", name, level, base, base)
+	}
+	return c(level)
 }
 
 // Names lists the known tasks, sorted.

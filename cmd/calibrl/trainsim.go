@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -95,9 +96,10 @@ func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, _, _ := strings.Cut(taskName, ":")
 	var keep []dialog.Episode
 	for _, ep := range eps {
-		if ep.Task == taskName {
+		if ep.Task == base {
 			keep = append(keep, ep)
 		}
 	}
