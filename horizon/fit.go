@@ -3,6 +3,7 @@ package horizon
 import (
 	"errors"
 	"fmt"
+	"github.com/calibrl/calibrl/metric"
 	"math"
 )
 
@@ -61,7 +62,7 @@ func FitLine(x, y []float64, level float64) (Fit, error) {
 	}
 	df := float64(n - 2)
 	f.SlopeSE = math.Sqrt(ssr / df / sxx)
-	half := studentTQuantile(0.5+level/2, df) * f.SlopeSE
+	half := metric.StudentTQuantile(0.5+level/2, df) * f.SlopeSE
 	f.SlopeLo, f.SlopeHi = f.Slope-half, f.Slope+half
 	return f, nil
 }
@@ -108,88 +109,4 @@ func Pearson(x, y []float64) (float64, error) {
 		return 0, errors.New("horizon: correlation: a series is constant")
 	}
 	return sxy / math.Sqrt(sxx*syy), nil
-}
-
-// studentTQuantile is the p-quantile of Student's t with nu degrees of
-// freedom (p in (0, 1), nu > 0), by bisection on the distribution function.
-func studentTQuantile(p, nu float64) float64 {
-	if p == 0.5 {
-		return 0
-	}
-	if p < 0.5 {
-		return -studentTQuantile(1-p, nu)
-	}
-	hi := 1.0
-	for studentTCDF(hi, nu) < p && hi < 1e300 {
-		hi *= 2
-	}
-	lo := 0.0
-	for range 200 {
-		mid := (lo + hi) / 2
-		if studentTCDF(mid, nu) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}
-
-// studentTCDF is P(T ≤ t) for Student's t with nu degrees of freedom:
-// 1 − I_{ν/(ν+t²)}(ν/2, 1/2)/2 for t ≥ 0, by symmetry below.
-func studentTCDF(t, nu float64) float64 {
-	tail := regIncBeta(nu/(nu+t*t), nu/2, 0.5) / 2
-	if t >= 0 {
-		return 1 - tail
-	}
-	return tail
-}
-
-// regIncBeta is the regularized incomplete beta function I_x(a, b), by the
-// continued fraction of Numerical Recipes §6.4 (Lentz's method), evaluated
-// on whichever side of the mean converges fast.
-func regIncBeta(x, a, b float64) float64 {
-	if x <= 0 {
-		return 0
-	}
-	if x >= 1 {
-		return 1
-	}
-	la, _ := math.Lgamma(a)
-	lb, _ := math.Lgamma(b)
-	lab, _ := math.Lgamma(a + b)
-	front := math.Exp(lab - la - lb + a*math.Log(x) + b*math.Log1p(-x))
-	if x < (a+1)/(a+b+2) {
-		return front * betaContinuedFraction(x, a, b) / a
-	}
-	return 1 - front*betaContinuedFraction(1-x, b, a)/b
-}
-
-func betaContinuedFraction(x, a, b float64) float64 {
-	const tiny = 1e-300
-	clamp := func(v float64) float64 {
-		if math.Abs(v) < tiny {
-			return tiny
-		}
-		return v
-	}
-	c := 1.0
-	d := 1 / clamp(1-(a+b)*x/(a+1))
-	h := d
-	for m := 1; m <= 500; m++ {
-		fm := float64(m)
-		even := fm * (b - fm) * x / ((a + 2*fm - 1) * (a + 2*fm))
-		d = 1 / clamp(1+even*d)
-		c = clamp(1 + even/c)
-		h *= d * c
-		odd := -(a + fm) * (a + b + fm) * x / ((a + 2*fm) * (a + 2*fm + 1))
-		d = 1 / clamp(1+odd*d)
-		c = clamp(1 + odd/c)
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-15 {
-			break
-		}
-	}
-	return h
 }

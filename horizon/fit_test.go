@@ -1,6 +1,7 @@
 package horizon
 
 import (
+	"github.com/calibrl/calibrl/metric"
 	"math"
 	"testing"
 )
@@ -88,7 +89,7 @@ func TestStudentTQuantile(t *testing.T) {
 		{0.025, 2, -4.30265273},
 		{0.5, 3, 0},
 	} {
-		if got := studentTQuantile(c.p, c.nu); math.Abs(got-c.want) > 1e-6 {
+		if got := metric.StudentTQuantile(c.p, c.nu); math.Abs(got-c.want) > 1e-6 {
 			t.Errorf("t quantile p=%v nu=%v: got %.8f, want %.8f", c.p, c.nu, got, c.want)
 		}
 	}

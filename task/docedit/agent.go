@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	typos "github.com/calibrl/calibrl/typo"
 )
 
 // The scripted reference agents. They see only the view (the draft) and
@@ -225,7 +226,7 @@ func misspell(rng *rand.Rand, s string) string {
 	words := strings.Fields(s)
 	best := -1
 	for i, w := range words {
-		if len(w) >= 4 && isLetters(w) && (best < 0 || len(w) > len(words[best])) {
+		if len(w) >= 4 && typos.Letters(w) && (best < 0 || len(w) > len(words[best])) {
 			best = i
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/metric"
+	typos "github.com/calibrl/calibrl/typo"
 )
 
 // Human is the human proxy: the held-out stand-in for a real person who
@@ -251,44 +252,15 @@ func (h *humanSession) noisy(msg string) string {
 }
 
 // typo misspells one word of five or more letters outside double quotes
-// by swapping two neighbouring letters, dropping one or doubling one.
+// (quoted text is what the agent must copy) and not a template keyword.
 func typo(rng *rand.Rand, msg string) string {
-	words := strings.Split(msg, " ")
-	var cand []int
 	inQuote := false
-	for i, w := range words {
+	return typos.Misspell(rng, msg, func(w string) bool {
 		q := strings.Count(w, `"`)
-		if !inQuote && q == 0 && len(w) >= 5 && isLetters(w) && !protected[w] {
-			cand = append(cand, i)
-		}
+		ok := !inQuote && q == 0 && len(w) >= 5 && typos.Letters(w) && !protected[w]
 		if q%2 == 1 {
 			inQuote = !inQuote
 		}
-	}
-	if len(cand) == 0 {
-		return msg
-	}
-	i := cand[rng.IntN(len(cand))]
-	w := []byte(words[i])
-	j := rng.IntN(len(w) - 1)
-	switch rng.IntN(3) {
-	case 0:
-		w[j], w[j+1] = w[j+1], w[j]
-	case 1:
-		w = append(w[:j:j], w[j+1:]...)
-	default:
-		w = append(w[:j+1:j+1], w[j:]...)
-	}
-	words[i] = string(w)
-	return strings.Join(words, " ")
-}
-
-func isLetters(w string) bool {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+		return ok
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	typos "github.com/calibrl/calibrl/typo"
 )
 
 // Human is the human proxy: the held-out stand-in for a real person
@@ -168,41 +169,8 @@ func (h *humanSession) noisy(msg string, fillers []string) string {
 	return msg
 }
 
-// typo misspells one word of four or more letters by swapping two
-// neighbouring letters, dropping one or doubling one. Digits and
-// punctuation are never touched, so numbers survive.
+// typo misspells one word of four or more letters. Digits and punctuation
+// are never touched, so numbers survive.
 func typo(rng *rand.Rand, msg string) string {
-	words := strings.Split(msg, " ")
-	var cand []int
-	for i, w := range words {
-		if len(w) >= 4 && isLetters(w) {
-			cand = append(cand, i)
-		}
-	}
-	if len(cand) == 0 {
-		return msg
-	}
-	i := cand[rng.IntN(len(cand))]
-	w := []byte(words[i])
-	j := rng.IntN(len(w) - 1)
-	switch rng.IntN(3) {
-	case 0:
-		w[j], w[j+1] = w[j+1], w[j]
-	case 1:
-		w = append(w[:j:j], w[j+1:]...)
-	default:
-		w = append(w[:j+1:j+1], w[j:]...)
-	}
-	words[i] = string(w)
-	return strings.Join(words, " ")
-}
-
-func isLetters(w string) bool {
-	for i := 0; i < len(w); i++ {
-		c := w[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
+	return typos.Misspell(rng, msg, func(w string) bool { return len(w) >= 4 && typos.Letters(w) })
 }
