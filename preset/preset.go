@@ -45,9 +45,6 @@ func rl(iterations, instances, group, maxNew, monitorEvery, monitorInstances, ma
 	c.MonitorEvery, c.MonitorInstances = monitorEvery, monitorInstances
 	c.CheckpointEvery = max(1, min(c.CheckpointEvery, iterations/3))
 	c.MiniBatch = min(c.MiniBatch, instances*group)
-	// At 1–10M parameters and a few dozen iterations the recipe's 1e-4
-	// barely moves the policy; the clipped ratio still bounds each step.
-	c.LR = 3e-4
 	return c
 }
 
@@ -73,9 +70,9 @@ func all() map[string]Preset {
 			Name: "quick", Level: "easy", Vocab: 768,
 			Policy:      lm.Config{Context: 512, Dim: 128, Layers: 4, Heads: 4},
 			Sim:         lm.Config{Context: 512, Dim: 128, Layers: 4, Heads: 4},
-			LogEpisodes: 4000, PolicySFT: sft(800, 16, 2e-3, 100), SimSFT: sft(1200, 16, 2e-3, 100),
+			LogEpisodes: 4000, PolicySFT: sft(1200, 16, 2e-3, 100), SimSFT: sft(1200, 16, 2e-3, 100),
 			EvalEpisodes: 300, MaxTurns: 8,
-			RL: rl(30, 8, 8, 64, 5, 32, 8),
+			RL: rl(50, 8, 8, 64, 5, 32, 8),
 		},
 		"paper": {
 			Name: "paper", Vocab: 1024,

@@ -169,7 +169,7 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 	vals, lo, hi := make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows))
 	metric := "success against the human proxy"
 	for i, row := range rows {
-		labels[i] = row.Arm
+		labels[i] = strings.Replace(row.Arm, "-", "\n", 1)
 		lo[i], hi[i] = row.CI95[0], row.CI95[1]
 		if row.BLEU != nil {
 			vals[i], metric = *row.BLEU, "BLEU against the human proxy"
