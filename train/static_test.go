@@ -53,7 +53,12 @@ func addBehaviour(name string) (dialog.Agent, error) {
 }
 
 func smallStatic() StaticConfig {
-	return StaticConfig{smallGRPO()}
+	c := StaticConfig{smallGRPO()}
+	// A candidate for an early turn is overruled by the behaviour agent's
+	// later answer, so its group scores alike: enough prompts per
+	// iteration that some group has a spread and an update happens.
+	c.InstancesPerStep = 6
+	return c
 }
 
 // The candidate's sequence is its exact prompt and sampled ids, the loss
