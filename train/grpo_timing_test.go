@@ -10,7 +10,6 @@ import (
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/task"
-	"github.com/calibrl/calibrl/tokenizer"
 )
 
 // TestGRPOMathchatIterationTime measures GRPO iterations of the 0.85M
@@ -33,16 +32,7 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var texts []string
-	for _, ep := range logs {
-		texts = append(texts, chatlm.OracleContext(&ep.Oracle), ep.View.Instructions)
-		for _, m := range ep.Messages {
-			texts = append(texts, m.Content)
-		}
-	}
-	tc := tokenizer.DefaultTrainConfig()
-	tc.VocabSize = 512
-	tok, err := tokenizer.Train(texts, tc)
+	tok, err := chatlm.TrainTokenizer(logs, 512)
 	if err != nil {
 		t.Fatal(err)
 	}

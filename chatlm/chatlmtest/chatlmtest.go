@@ -10,7 +10,6 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
-	"github.com/calibrl/calibrl/tokenizer"
 )
 
 // AddEpisodes is a toy task: the user asks for a sum, the agent answers,
@@ -37,16 +36,7 @@ func AddEpisodes(n int, seed uint64) []dialog.Episode {
 // TinyModel trains a tokenizer on eps and builds a 2-layer, 32-wide model.
 func TinyModel(t testing.TB, eps []dialog.Episode) *chatlm.Model {
 	t.Helper()
-	var texts []string
-	for _, ep := range eps {
-		texts = append(texts, chatlm.OracleContext(&ep.Oracle), ep.View.Instructions)
-		for _, m := range ep.Messages {
-			texts = append(texts, m.Content)
-		}
-	}
-	tc := tokenizer.DefaultTrainConfig()
-	tc.VocabSize = 300
-	tok, err := tokenizer.Train(texts, tc)
+	tok, err := chatlm.TrainTokenizer(eps, 300)
 	if err != nil {
 		t.Fatal(err)
 	}

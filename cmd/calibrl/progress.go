@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 
 	"github.com/schollz/progressbar/v3"
@@ -25,7 +24,6 @@ func progress(label string, total int) func(done, total int) {
 		bar.Set(done)
 		if done >= total {
 			bar.Finish()
-			io.WriteString(os.Stderr, "")
 		}
 	}
 }
