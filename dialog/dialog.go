@@ -7,6 +7,7 @@ package dialog
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 )
 
@@ -215,4 +216,17 @@ type BatchUser interface {
 // conversations' openings faster together.
 type BatchOpener interface {
 	OpenBatch(ctx context.Context, sessions []UserSession) ([]string, error)
+}
+
+// SplitStream is the random-stream constant of an instance split: tasks
+// seed split s's instance i from (i, SplitStream(s)), so train and test
+// draw from different streams. The error names the unknown split.
+func SplitStream(split string) (uint64, error) {
+	switch split {
+	case "train":
+		return 0x7261696e, nil
+	case "test":
+		return 0x74657374, nil
+	}
+	return 0, fmt.Errorf("unknown split %q (want train or test)", split)
 }

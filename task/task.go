@@ -37,12 +37,8 @@ var Splits = []string{"train", "test"}
 
 // CheckSplit reports an unknown split name.
 func CheckSplit(split string) error {
-	for _, s := range Splits {
-		if s == split {
-			return nil
-		}
-	}
-	return fmt.Errorf("unknown split %q (want %s)", split, strings.Join(Splits, " or "))
+	_, err := dialog.SplitStream(split)
+	return err
 }
 
 // constructor builds a task at a level. Tasks add themselves in

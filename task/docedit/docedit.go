@@ -139,19 +139,15 @@ func (t *Task) Name() string { return Name }
 const AgentInstructions = "Help the user edit their document. You start from the draft below; only the user knows what the final text should say, so ask what to change. " +
 	"To show your work, write a line \"Revised document:\" and then the whole document. Your last revised document is the result; if you write none, the draft is."
 
-// splitStream separates the two splits' random streams; the split is
-// also fixed by a hash bit of the target, so they never share one.
-var splitStream = map[string]uint64{"train": 0x7261696e, "test": 0x74657374}
-
 // Instance returns instance index of split: a target (generated from a
 // generator seeded by (Config.Seed, split, index), or passage index of the
 // corpus's split, wrapping around), its draft and plan, and a persona. A
 // target that cannot be corrupted into the BLEU band is redrawn (for a
 // corpus: the next passage is taken).
 func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
-	stream, ok := splitStream[split]
-	if !ok {
-		return nil, nil, fmt.Errorf("docedit: unknown split %q (want train or test)", split)
+	stream, err := dialog.SplitStream(split)
+	if err != nil {
+		return nil, nil, fmt.Errorf("docedit: %w", err)
 	}
 	if index < 0 {
 		return nil, nil, fmt.Errorf("docedit: negative instance index %d", index)

@@ -109,7 +109,8 @@ func (s *gsm8kSet) instance(split string, index int, id string) (*dialog.Oracle,
 		return nil, fmt.Errorf("%w: %s has %d problems, asked for %d", ErrIndex, split, len(ps), index)
 	}
 	p := ps[index]
-	rng := rand.New(rand.NewPCG(uint64(index), splitStream[split]))
+	stream, _ := dialog.SplitStream(split) // Instance checked the split
+	rng := rand.New(rand.NewPCG(uint64(index), stream))
 	o := &dialog.Oracle{Task: Name, ID: id, Split: split, Family: "gsm8k", Instruction: p.Question,
 		Truth: FormatRat(p.Answer), Solution: p.Solution}
 	sents := splitSentences(p.Question)

@@ -131,17 +131,13 @@ func (t *Task) Name() string { return Name }
 const agentInstructions = "Help the user solve a math word problem. Some numbers may be missing: ask the user for each one. " +
 	"Show your working and end with \"The answer is N.\""
 
-// splitStream separates the two splits' random streams; the split is
-// also fixed by a hash bit of the problem text, so they never share one.
-var splitStream = map[string]uint64{"train": 0x7261696e, "test": 0x74657374}
-
 // Instance returns instance index of split. Generated instances are drawn
 // from a generator seeded by (Config.Seed, split, index); a draw whose
 // text hashes to the other split is redrawn.
 func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
-	stream, ok := splitStream[split]
-	if !ok {
-		return nil, nil, fmt.Errorf("mathchat: unknown split %q (want train or test)", split)
+	stream, err := dialog.SplitStream(split)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mathchat: %w", err)
 	}
 	if index < 0 {
 		return nil, nil, fmt.Errorf("mathchat: negative instance index %d", index)
