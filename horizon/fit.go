@@ -3,8 +3,9 @@ package horizon
 import (
 	"errors"
 	"fmt"
-	"github.com/calibrl/calibrl/metric"
 	"math"
+
+	"github.com/calibrl/calibrl/metric"
 )
 
 // Fit is the least-squares line y = Intercept + Slope·x, with the slope's

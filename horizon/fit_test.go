@@ -1,9 +1,10 @@
 package horizon
 
 import (
-	"github.com/calibrl/calibrl/metric"
 	"math"
 	"testing"
+
+	"github.com/calibrl/calibrl/metric"
 )
 
 func TestFitLineHandComputed(t *testing.T) {

@@ -3,13 +3,13 @@ package horizon
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/calibrl/calibrl/figure"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/figure"
 )
 
 // PlotName is the base name of the synthetic study's figure in a run folder;

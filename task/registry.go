@@ -1,22 +1,34 @@
 package task
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/calibrl/calibrl/task/docedit"
 	"github.com/calibrl/calibrl/task/mathchat"
 )
 
 // registry maps task names to builders taking a level: "" for the task's
 // defaults, "easy" for the size the embedded 1–10M-parameter models can
-// learn on two cores in minutes (see Levels).
+// learn on two cores in minutes, "hN" for the easy task stretched to need
+// about N turns (the horizon study).
 func registry() map[string]constructor {
 	return map[string]constructor{
 		"docedit": func(level string) (Task, error) {
 			cfg := docedit.DefaultConfig()
-			if level == "easy" {
+			if level != "" {
 				// Short documents, one or two edits.
 				cfg.MinSentences, cfg.MaxSentences = 2, 3
 				cfg.MinWords, cfg.MaxWords = 18, 36
 				cfg.MinEdits, cfg.MaxEdits = 1, 2
+			}
+			if h, ok := horizonLevel(level); ok {
+				// An edit takes about two turns: asking, then applying.
+				e := min(max(h/2, 1), 5)
+				cfg.MinSentences, cfg.MaxSentences = 3, 4
+				cfg.MinWords, cfg.MaxWords = 30, 60
+				cfg.MinEdits, cfg.MaxEdits = e, e
 			}
 			t, err := docedit.New(cfg)
 			if err != nil {
@@ -26,11 +38,21 @@ func registry() map[string]constructor {
 		},
 		"mathchat": func(level string) (Task, error) {
 			cfg := mathchat.DefaultConfig()
-			if level == "easy" {
+			if level != "" {
 				// One operation on one-digit numbers, one hidden fact, no
 				// distractor.
 				cfg.Steps, cfg.MaxNumber, cfg.MaxAnswer, cfg.Distractors = 1, 9, 90, 0
 				cfg.MinHidden, cfg.MaxHidden = 1, 1
+			}
+			if h, ok := horizonLevel(level); ok {
+				// Each hidden fact costs a question and an answer; more
+				// steps give more room for slips to retry.
+				n := min(max((h+2)/4, 1), 3)
+				cfg.MinHidden, cfg.MaxHidden = n, n
+				cfg.Steps = min(max(h/4, 1), 6)
+				if cfg.Steps > 1 {
+					cfg.MaxAnswer = 999
+				}
 			}
 			t, err := mathchat.New(cfg)
 			if err != nil {
@@ -39,4 +61,25 @@ func registry() map[string]constructor {
 			return t, nil
 		},
 	}
+}
+
+// horizonLevel reads "hN".
+func horizonLevel(level string) (int, bool) {
+	n, ok := strings.CutPrefix(level, "h")
+	if !ok {
+		return 0, false
+	}
+	h, err := strconv.Atoi(n)
+	return h, err == nil && h > 0
+}
+
+// checkLevel reports a level no task knows.
+func checkLevel(name, level string) error {
+	if level == "" || level == "easy" {
+		return nil
+	}
+	if _, ok := horizonLevel(level); ok {
+		return nil
+	}
+	return fmt.Errorf("task %q: unknown level %q (want easy or hN, e.g. h8)", name, level)
 }

@@ -49,8 +49,10 @@ type constructor func(level string) (Task, error)
 // "mathchat" is the task's default, "mathchat:easy" a smaller problem
 // (fewer steps, one-digit numbers, one hidden fact; for docedit shorter
 // documents with one or two edits) that the embedded models learn within
-// the quick preset's minutes.
-var Levels = []string{"", "easy"}
+// the quick preset's minutes, and "mathchat:h8" the easy problem grown to
+// need about 8 turns (more hidden facts and steps; for docedit more
+// edits), for the horizon study.
+var Levels = []string{"", "easy", "hN"}
 
 // Lookup builds the task named "NAME" or "NAME:LEVEL".
 func Lookup(name string) (Task, error) {
@@ -59,8 +61,8 @@ func Lookup(name string) (Task, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
 	}
-	if level != "" && level != "easy" {
-		return nil, fmt.Errorf("task %q: unknown level %q (want %s:easy or plain %s)", name, level, base, base)
+	if err := checkLevel(name, level); err != nil {
+		return nil, err
 	}
 	return c(level)
 }

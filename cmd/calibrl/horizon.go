@@ -1,30 +1,27 @@
 package main
 
 import (
-	"errors"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/calibrl/calibrl/horizon"
+	"github.com/calibrl/calibrl/preset"
 )
-
-// errNeedsArms is what the learned-model horizon study answers until the
-// reproduce pipeline can train its arms.
-var errNeedsArms = errors.New("horizon: the learned-model study trains the static, naive-interactive, " +
-	"calibrated-interactive and oracle arms at every horizon, and calibrl cannot train those arms yet " +
-	"(issue 6, the GRPO/reproduce pipeline); run `calibrl horizon --synthetic` for the controlled study")
 
 func newHorizonCmd() *cobra.Command {
 	def := horizon.DefaultSyntheticConfig()
 	var (
-		synthetic bool
-		asJSON    bool
-		horizons  string
-		out       string
-		task      string
-		preset    string
-		cfg       = def
+		synthetic  bool
+		asJSON     bool
+		horizons   string
+		out        string
+		task       string
+		presetName string
+		cfg        = def
 	)
 	cmd := &cobra.Command{
 		Use:   "horizon --synthetic [flags]",
@@ -54,20 +51,26 @@ defaults): Σ_t (H−t) = H(H+1)/2 has a linear term, and a policy already lost
 cannot lose a turn twice, so the gap saturates as Hε grows. Long horizons with
 small errors (--horizons 16,32,64,128 --eps 1e-4 --delta 1e-4) show the limit.
 
-Without --synthetic, horizon will train and evaluate the real arms at each H
-(--task, --preset); that needs the trainers of issue 6 and is not available
-yet.`,
+Without --synthetic, horizon trains and evaluates the real arms at each H:
+one full reproduce run per horizon (--task, --preset; in --out/hH/, each
+resumable), on the task grown to need about H turns (TASK:hH: more hidden
+facts and steps, or more edits) with a turn limit of H. It reports each
+regime's gap to the oracle-interactive arm against the human proxy, the
+log-log slope of the gap with its 95% interval where at least three gaps are
+positive, and a plot. With the quick preset each horizon takes about as long
+as one reproduce run (~20 minutes on 2 cores).`,
 		Example: `  calibrl horizon --synthetic
   calibrl horizon --synthetic --horizons 2,4,8,16,32 --eps 0.01 --delta 0.05
-  calibrl horizon --synthetic --json --out runs/horizon-synthetic`,
+  calibrl horizon --synthetic --json --out runs/horizon-synthetic
+  calibrl horizon --task mathchat --preset quick --horizons 2,4,8,16 --out runs/horizon-quick`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !synthetic {
-				return errNeedsArms
-			}
 			hs, err := horizon.ParseHorizons(horizons)
 			if err != nil {
 				return err
+			}
+			if !synthetic {
+				return runLearnedHorizon(cmd, task, presetName, hs, cfg.Seed, out, asJSON)
 			}
 			cfg.Horizons = hs
 			res, err := horizon.RunSynthetic(cfg)
@@ -101,9 +104,38 @@ yet.`,
 	f.IntVar(&cfg.Recovery, "recovery", def.Recovery, "extra turns an interactive policy spends repairing its own error (0: it costs its own turn only)")
 	f.IntVar(&cfg.PositionH, "position-h", def.PositionH, "horizon of the position experiment (0: the largest of --horizons)")
 	f.IntVar(&cfg.Episodes, "episodes", def.Episodes, "Monte Carlo episodes per horizon for the cross-check (0: skip)")
-	f.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the Monte Carlo cross-check")
+	f.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the Monte Carlo cross-check, or of every run of the learned study")
 	f.StringVar(&out, "out", "", "also write report.md, result.json and "+horizon.PlotName+".png/.svg into this folder")
-	f.StringVar(&task, "task", "mathchat", "task of the learned-model study (needs issue 6)")
-	f.StringVar(&preset, "preset", "quick", "budget preset of the learned-model study (needs issue 6)")
+	f.StringVar(&task, "task", "mathchat", "task of the learned-model study")
+	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, paper")
 	return cmd
+}
+
+// runLearnedHorizon runs the learned-model study.
+func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, hs []int, seed uint64, out string, asJSON bool) error {
+	p, err := preset.Get(presetName)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = filepath.Join("runs", fmt.Sprintf("horizon-%s-%s-seed%d", taskName, p.Name, seed))
+	}
+	res, err := horizon.RunLearned(cmd.Context(), horizon.LearnedConfig{Task: taskName, Preset: p, Horizons: hs, Seed: seed, Out: out, Log: slog.Default()})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(out, "report.md"))
+	for _, a := range res.Arms {
+		if a.Fit != nil {
+			fmt.Fprintf(cmd.OutOrStdout(), "%-24s slope %.3f [%.3f, %.3f]  gaps %v\n", a.Arm, a.Fit.Slope, a.Fit.SlopeLo, a.Fit.SlopeHi, a.Gap)
+		} else {
+			fmt.Fprintf(cmd.OutOrStdout(), "%-24s %s  gaps %v\n", a.Arm, a.Note, a.Gap)
+		}
+	}
+	return nil
 }

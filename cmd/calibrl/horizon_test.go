@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,16 +52,49 @@ func TestHorizonSyntheticText(t *testing.T) {
 }
 
 func TestHorizonErrors(t *testing.T) {
-	if _, err := runHorizon(t, "--task", "mathchat"); !errors.Is(err, errNeedsArms) {
-		t.Errorf("without --synthetic: got %v, want errNeedsArms", err)
-	}
 	for _, args := range [][]string{
+		{"--task", "mathchat", "--preset", "huge"},
+		{"--task", "chess", "--preset", "tiny", "--horizons", "2,3,4", "--out", t.TempDir()},
+		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,4"},
 		{"--synthetic", "--horizons", "2,x"},
 		{"--synthetic", "--horizons", "2,4"},
 		{"--synthetic", "--eps", "0"},
 	} {
 		if _, err := runHorizon(t, args...); err == nil {
 			t.Errorf("%v: got no error, want one", args)
+		}
+	}
+}
+
+// The learned-model study on the tiny preset: a reproduce run per horizon,
+// the gaps, the fits where there are enough positive gaps, the report.
+func TestHorizonLearnedTiny(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hz")
+	out, err := runHorizon(t, "--task", "mathchat", "--preset", "tiny", "--horizons", "2,3,4", "--json", "--out", dir)
+	if err != nil {
+		t.Fatalf("horizon (learned): %v\n%s", err, out)
+	}
+	var res struct {
+		Horizons []int `json:"horizons"`
+		Arms     []struct {
+			Arm string    `json:"arm"`
+			Gap []float64 `json:"gap"`
+		} `json:"arms"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	if len(res.Arms) != 3 || len(res.Horizons) != 3 {
+		t.Fatalf("got %d arms over %d horizons, want 3 over 3", len(res.Arms), len(res.Horizons))
+	}
+	for _, a := range res.Arms {
+		if len(a.Gap) != 3 {
+			t.Errorf("arm %s has %d gaps", a.Arm, len(a.Gap))
+		}
+	}
+	for _, f := range []string{"report.md", "result.json", "h2/summary.json", "h3/summary.json", "h4/report.md"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("study folder lacks %s", f)
 		}
 	}
 }

@@ -1,0 +1,184 @@
+package horizon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+
+	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/figure"
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/reproduce"
+)
+
+// LearnedConfig sets the learned-model study: the reproduce pipeline run
+// once per horizon H, on the task's "hH" level (grown to need about H
+// turns) with a turn limit of H, every arm with the preset's budget.
+type LearnedConfig struct {
+	Task     string
+	Preset   preset.Preset
+	Horizons []int
+	Seed     uint64
+	// Out holds one reproduce run folder per horizon (h2/, h4/, …) and the
+	// study's report.md, result.json and plot.
+	Out string
+	Log *slog.Logger
+}
+
+// LearnedPlotName is the base name of the learned study's figure.
+const LearnedPlotName = "horizon_learned"
+
+// LearnedArm is one regime's gap to the oracle-interactive arm per H.
+type LearnedArm struct {
+	Arm string    `json:"arm"`
+	H   []int     `json:"h"`
+	Gap []float64 `json:"gap"`
+	// Fit is the least-squares slope of log(gap) on log(H) over the
+	// horizons whose gap is positive; nil when fewer than three are.
+	Fit  *Fit   `json:"fit,omitempty"`
+	Note string `json:"note,omitempty"`
+}
+
+// LearnedResult is the study's outcome.
+type LearnedResult struct {
+	Task     string                  `json:"task"`
+	Preset   string                  `json:"preset"`
+	Horizons []int                   `json:"horizons"`
+	Rows     map[int][]reproduce.Row `json:"rows"`
+	Arms     []LearnedArm            `json:"arms"`
+	Oracle   map[int]float64         `json:"oracle"`
+	Runs     map[int]string          `json:"runs"`
+}
+
+// RunLearned trains and evaluates every arm at every horizon (each run
+// resumable on its own), then fits each regime's gap to the oracle arm on
+// log-log axes. A gap is the oracle arm's held-out reward minus the arm's;
+// gaps that are not positive cannot be fitted and are reported as such.
+func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) {
+	if len(cfg.Horizons) < 3 {
+		return nil, errors.New("horizon: the learned study needs at least three horizons")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	base, _, _ := strings.Cut(cfg.Task, ":")
+	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Horizons: cfg.Horizons,
+		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
+	for _, h := range cfg.Horizons {
+		p := cfg.Preset
+		p.MaxTurns, p.RL.MaxTurns = h, h
+		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
+		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
+		rows, err := reproduce.Run(ctx, reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log})
+		if err != nil {
+			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
+		}
+		res.Rows[h], res.Runs[h] = rows, dir
+	}
+	for _, arm := range []string{reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated} {
+		la := LearnedArm{Arm: arm}
+		var fh []int
+		var fg []float64
+		for _, h := range cfg.Horizons {
+			oracle, own := reward(res.Rows[h], reproduce.ArmOracle), reward(res.Rows[h], arm)
+			res.Oracle[h] = oracle
+			gap := oracle - own
+			la.H, la.Gap = append(la.H, h), append(la.Gap, gap)
+			if gap > 0 {
+				fh, fg = append(fh, h), append(fg, gap)
+			}
+		}
+		if len(fh) >= 3 {
+			if f, err := FitLogLog(fh, fg); err == nil {
+				la.Fit = &f
+			} else {
+				la.Note = err.Error()
+			}
+		} else {
+			la.Note = fmt.Sprintf("only %d of %d horizons have a positive gap: no slope", len(fh), len(cfg.Horizons))
+		}
+		res.Arms = append(res.Arms, la)
+	}
+	return res, res.write(cfg.Out)
+}
+
+// reward is an arm's held-out reward (success rate, or BLEU/100).
+func reward(rows []reproduce.Row, arm string) float64 {
+	for _, r := range rows {
+		if r.Arm == arm {
+			return r.RealReward
+		}
+	}
+	return 0
+}
+
+func (r *LearnedResult) write(dir string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(dir, "result.json"), append(data, '\n')); err != nil {
+		return err
+	}
+	var series []Series
+	for _, a := range r.Arms {
+		s := Series{Name: a.Arm}
+		for i, h := range a.H {
+			if a.Gap[i] > 0 {
+				s.H, s.Gap = append(s.H, h), append(s.Gap, a.Gap[i])
+			}
+		}
+		if len(s.H) > 0 {
+			series = append(series, s)
+		}
+	}
+	plotted := false
+	if len(series) > 0 {
+		if p, err := GapPlot("gap to the oracle-interactive arm (held-out, human proxy)", series); err == nil {
+			if err := figure.Write(filepath.Join(dir, LearnedPlotName), p); err != nil {
+				return err
+			}
+			plotted = true
+		}
+	}
+	return atomicfile.Write(filepath.Join(dir, "report.md"), func(w io.Writer) error { return r.markdown(w, plotted) })
+}
+
+func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
+	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s\n\n", r.Task, r.Preset)
+	fmt.Fprintln(w, "Each H is a full reproduce run on the task grown to need about H turns, with a turn limit of H. The gap is the oracle-interactive arm's held-out reward against the human proxy minus the arm's.")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "| H | oracle |")
+	for _, a := range r.Arms {
+		fmt.Fprintf(w, " %s gap |", a.Arm)
+	}
+	fmt.Fprint(w, "\n| --- | --- |")
+	for range r.Arms {
+		fmt.Fprint(w, " --- |")
+	}
+	fmt.Fprintln(w)
+	for i, h := range r.Horizons {
+		fmt.Fprintf(w, "| %d | %.3f |", h, r.Oracle[h])
+		for _, a := range r.Arms {
+			fmt.Fprintf(w, " %+.3f |", a.Gap[i])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for _, a := range r.Arms {
+		if a.Fit != nil {
+			fmt.Fprintf(w, "- %s: slope of log(gap) on log(H) %s (95%% CI)\n", a.Arm, ci(*a.Fit))
+		} else {
+			fmt.Fprintf(w, "- %s: %s\n", a.Arm, a.Note)
+		}
+	}
+	if plotted {
+		fmt.Fprintf(w, "\n![gaps](%s.png)\n", LearnedPlotName)
+	}
+	return nil
+}
