@@ -241,3 +241,7 @@ func (m *Model) Prompt(conv []tokenizer.Message, role string, maxNew int) ([]int
 		}
 	}
 }
+
+// CountTokens is the length of s in the model's tokens, the counter a run
+// with this model as the agent records in its episodes.
+func (m *Model) CountTokens(s string) int { return len(m.Tok.Encode(s)) }

@@ -315,12 +315,14 @@ func (r *run) evaluate(ctx context.Context) error {
 		if _, err := os.Stat(path); err == nil {
 			continue // evaluated before an interruption
 		}
-		agent, err := spec.Agent(r.t, "lm:"+r.ckpt(arm))
+		policy, _, err := chatlm.Load(r.ckpt(arm))
 		if err != nil {
 			return err
 		}
+		agent := &chatlm.Agent{Model: policy, Gen: spec.EvalGen()}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Instances: r.cfg.Preset.EvalEpisodes,
-			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: "human"})
+			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: "human",
+			CountTokens: policy.CountTokens})
 		if err != nil {
 			return err
 		}

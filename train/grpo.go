@@ -254,7 +254,7 @@ func (r *rlRun) interactiveBatch(ctx context.Context, it int) (rlBatch, error) {
 	rc := rollout.Config{
 		Split: cfg.Split, Start: r.cursor(it), Instances: cfg.InstancesPerStep, Group: cfg.Group,
 		Seed: iterSeed(cfg.Seed, it), MaxTurns: cfg.MaxTurns, AgentName: "policy", UserName: "train",
-		CountTokens: r.countTokens,
+		CountTokens: r.policy.CountTokens,
 	}
 	if cfg.TrainInstances > 0 && rc.Start+rc.Instances > cfg.TrainInstances {
 		return r.wrappedBatch(ctx, agent, rc)

@@ -89,8 +89,6 @@ func (r *rlRun) cursor(it int) int {
 	return c
 }
 
-// countTokens measures messages with the policy's tokenizer.
-func (r *rlRun) countTokens(s string) int { return len(r.policy.Tok.Encode(s)) }
 
 const rlStateFile = "trainer_state.json"
 
@@ -192,7 +190,7 @@ func (r *rlRun) monitor(ctx context.Context, step int) error {
 	cfg := r.cfg
 	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen}
 	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.MonitorInstances, Group: 1,
-		Seed: cfg.Seed ^ 0x6d6f6e69746f72, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.countTokens}
+		Seed: cfg.Seed ^ 0x6d6f6e69746f72, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.policy.CountTokens}
 	rec := map[string]any{"step": step}
 	play := func(user dialog.User, name string) (float64, error) {
 		rc.UserName = name

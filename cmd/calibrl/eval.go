@@ -52,8 +52,12 @@ answers, the artifacts of a prompted LLM user.`,
 			if err != nil {
 				return err
 			}
-			if la, ok := a.(*chatlm.Agent); ok && temperature >= 0 {
-				la.Gen.Temperature = temperature
+			var count func(string) int // tokens as the run's model counts them
+			if la, ok := a.(*chatlm.Agent); ok {
+				if temperature >= 0 {
+					la.Gen.Temperature = temperature
+				}
+				count = la.Model.CountTokens
 			}
 			u, err := spec.User(t, ef.user)
 			if err != nil {
@@ -66,7 +70,7 @@ answers, the artifacts of a prompted LLM user.`,
 			}
 			eps, err := rollout.Run(cmd.Context(), t, a, u, rollout.Config{
 				Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns, Workers: ef.workers,
-				AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n),
+				AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n), CountTokens: count,
 			})
 			if err != nil {
 				return err
