@@ -89,7 +89,6 @@ func (r *rlRun) cursor(it int) int {
 	return c
 }
 
-
 const rlStateFile = "trainer_state.json"
 
 func (r *rlRun) lastDir() string { return filepath.Join(r.out, "last") }
