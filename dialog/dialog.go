@@ -230,3 +230,30 @@ func SplitStream(split string) (uint64, error) {
 	}
 	return 0, fmt.Errorf("unknown split %q (want train or test)", split)
 }
+
+// NaiveRates are the artifacts of a prompted-style user simulator
+// (DESIGN.md, "The naive simulator"), each a chance in [0,1]; every task
+// says what each one means for it and picks its defaults.
+type NaiveRates struct {
+	// Sycophancy: a wrong outcome is accepted and the episode ends.
+	Sycophancy float64
+	// Leakage: asked for the ground truth, the simulator gives it.
+	Leakage float64
+	// OverShare: the opening gives away every hidden fact or edit.
+	OverShare float64
+	// PrematureEnd: at each reply, the simulator ends early.
+	PrematureEnd float64
+}
+
+// Validate reports a rate outside [0,1].
+func (c *NaiveRates) Validate() error {
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{{"sycophancy", c.Sycophancy}, {"leakage", c.Leakage}, {"over-share", c.OverShare}, {"premature end", c.PrematureEnd}} {
+		if !(r.v >= 0 && r.v <= 1) {
+			return fmt.Errorf("naive %s rate %g not in [0,1]", r.name, r.v)
+		}
+	}
+	return nil
+}

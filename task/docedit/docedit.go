@@ -96,7 +96,10 @@ func (c *Config) Validate() error {
 	case c.SlipRate < 0 || c.SlipRate > 1:
 		return fmt.Errorf("docedit: slip rate %g not in [0,1]", c.SlipRate)
 	}
-	return c.Naive.Validate()
+	if err := c.Naive.Validate(); err != nil {
+		return fmt.Errorf("docedit: %w", err)
+	}
+	return nil
 }
 
 func (c *Config) kinds() []string {

@@ -12,38 +12,22 @@ import (
 
 // NaiveConfig sets the rate of each artifact of the naive simulator, the
 // documented failure modes of a prompted LLM playing the user.
-type NaiveConfig struct {
-	// Leakage is the chance that, asked for the text it wants, the
-	// simulator pastes the whole target (default 0.7).
-	Leakage float64
-	// Sycophancy is the chance that the first revision is approved with
-	// thanks, ending the episode, however far it is from the target
-	// (default 0.5).
-	Sycophancy float64
-	// OverShare is the chance that the opening lists every edit at once
-	// (default 0.4).
-	OverShare float64
-	// PrematureEnd is the chance, at each reply, that the simulator ends
-	// the conversation before anything is settled (default 0.02).
-	PrematureEnd float64
-}
+// For docedit the rates mean:
+//
+//	Leakage is the chance that, asked for the text it wants, the
+//	simulator pastes the whole target (default 0.7).
+//	Sycophancy is the chance that the first revision is approved with
+//	thanks, ending the episode, however far it is from the target
+//	(default 0.5).
+//	OverShare is the chance that the opening lists every edit at once
+//	(default 0.4).
+//	PrematureEnd is the chance, at each reply, that the simulator ends
+//	the conversation before anything is settled (default 0.02).
+type NaiveConfig = dialog.NaiveRates
 
 // DefaultNaiveConfig returns the documented defaults.
 func DefaultNaiveConfig() NaiveConfig {
 	return NaiveConfig{Leakage: 0.7, Sycophancy: 0.5, OverShare: 0.4, PrematureEnd: 0.02}
-}
-
-// Validate reports a rate outside [0,1].
-func (c *NaiveConfig) Validate() error {
-	for _, r := range []struct {
-		name string
-		v    float64
-	}{{"leakage", c.Leakage}, {"sycophancy", c.Sycophancy}, {"over-share", c.OverShare}, {"premature end", c.PrematureEnd}} {
-		if r.v < 0 || r.v > 1 {
-			return fmt.Errorf("docedit: naive %s rate %g not in [0,1]", r.name, r.v)
-		}
-	}
-	return nil
 }
 
 // PasteMarker starts the naive simulator's pasted target: the line after
@@ -61,7 +45,7 @@ type Naive struct{ cfg NaiveConfig }
 // NewNaive builds the naive simulator.
 func NewNaive(cfg NaiveConfig) (*Naive, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("docedit: %w", err)
 	}
 	return &Naive{cfg: cfg}, nil
 }

@@ -11,37 +11,21 @@ import (
 
 // NaiveConfig sets the rate of each artifact of the naive simulator, the
 // documented failure modes of a prompted LLM playing the user.
-type NaiveConfig struct {
-	// Sycophancy is the chance that a wrong final answer is accepted
-	// with thanks, ending the episode (default 0.5).
-	Sycophancy float64
-	// Leakage is the chance that, asked for the answer, the simulator
-	// states it (default 0.6).
-	Leakage float64
-	// OverShare is the chance that the opening states every hidden fact
-	// (the full problem) instead of the vague one (default 0.5).
-	OverShare float64
-	// PrematureEnd is the chance, at each reply, that the simulator ends
-	// the conversation before anything is settled (default 0.02).
-	PrematureEnd float64
-}
+// For mathchat the rates mean:
+//
+//	Sycophancy is the chance that a wrong final answer is accepted
+//	with thanks, ending the episode (default 0.5).
+//	Leakage is the chance that, asked for the answer, the simulator
+//	states it (default 0.6).
+//	OverShare is the chance that the opening states every hidden fact
+//	(the full problem) instead of the vague one (default 0.5).
+//	PrematureEnd is the chance, at each reply, that the simulator ends
+//	the conversation before anything is settled (default 0.02).
+type NaiveConfig = dialog.NaiveRates
 
 // DefaultNaiveConfig returns the documented defaults.
 func DefaultNaiveConfig() NaiveConfig {
 	return NaiveConfig{Sycophancy: 0.5, Leakage: 0.6, OverShare: 0.5, PrematureEnd: 0.02}
-}
-
-// Validate reports a rate outside [0,1].
-func (c *NaiveConfig) Validate() error {
-	for _, r := range []struct {
-		name string
-		v    float64
-	}{{"sycophancy", c.Sycophancy}, {"leakage", c.Leakage}, {"over-share", c.OverShare}, {"premature end", c.PrematureEnd}} {
-		if r.v < 0 || r.v > 1 {
-			return fmt.Errorf("mathchat: naive %s rate %g not in [0,1]", r.name, r.v)
-		}
-	}
-	return nil
 }
 
 // Naive is the prompted-style user simulator. Beyond its configured
@@ -53,7 +37,7 @@ type Naive struct{ cfg NaiveConfig }
 // NewNaive builds the naive simulator.
 func NewNaive(cfg NaiveConfig) (*Naive, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mathchat: %w", err)
 	}
 	return &Naive{cfg: cfg}, nil
 }
