@@ -163,25 +163,18 @@ func (r *run) collect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n := r.cfg.Preset.LogEpisodes
-	var all []dialog.Episode
-	start := 0
+	agents := make([]dialog.Agent, len(r.cfg.Profiles))
+	names := make([]string, len(r.cfg.Profiles))
 	for i, p := range r.cfg.Profiles {
-		count := n / len(r.cfg.Profiles)
-		if i < n%len(r.cfg.Profiles) {
-			count++
-		}
-		a, err := r.t.Agent(p)
-		if err != nil {
+		if agents[i], err = r.t.Agent(p); err != nil {
 			return err
 		}
-		eps, err := rollout.Run(ctx, r.t, a, human, rollout.Config{Split: "train", Start: start, Instances: count,
-			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: "scripted:" + p, UserName: "human"})
-		if err != nil {
-			return err
-		}
-		all = append(all, eps...)
-		start += count
+		names[i] = "scripted:" + p
+	}
+	all, err := rollout.Share(ctx, r.t, agents, names, human, rollout.Config{Split: "train", Instances: r.cfg.Preset.LogEpisodes,
+		Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, UserName: "human"})
+	if err != nil {
+		return err
 	}
 	return dialog.SaveEpisodes(r.logsPath(), all)
 }

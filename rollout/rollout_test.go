@@ -215,3 +215,25 @@ func TestEpisodeSeedSpreads(t *testing.T) {
 		}
 	}
 }
+
+func TestShareSplitsInstancesBetweenAgents(t *testing.T) {
+	agents := []dialog.Agent{randomAgent{}, &batchAgent{}, randomAgent{}}
+	eps, err := Share(context.Background(), guessTask{}, agents, []string{"a", "b", "c"}, guessUser{},
+		Config{Split: "train", Start: 5, Instances: 8, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eps) != 8 {
+		t.Fatalf("got %d episodes, want 8", len(eps))
+	}
+	// 3, 3, 2 episodes on instances 5..7, 8..10, 11..12.
+	wantAgent := []string{"a", "a", "a", "b", "b", "b", "c", "c"}
+	for i, ep := range eps {
+		if ep.Agent != wantAgent[i] || ep.Index != 5+i {
+			t.Fatalf("episode %d: agent %s instance %d, want %s %d", i, ep.Agent, ep.Index, wantAgent[i], 5+i)
+		}
+	}
+	if _, err := Share(context.Background(), guessTask{}, agents, []string{"a"}, guessUser{}, Config{Split: "train", Instances: 3}); err == nil {
+		t.Fatal("names and agents of different lengths: want an error")
+	}
+}

@@ -66,31 +66,12 @@ failed run leaves no partial file.`,
 			if err := checkWritable(out); err != nil {
 				return err
 			}
-			var all []dialog.Episode
-			start := 0
-			bar := progress("collect", ef.n)
-			for i, a := range built {
-				count := ef.n / len(built)
-				if i < ef.n%len(built) {
-					count++
-				}
-				if count == 0 {
-					continue
-				}
-				done := len(all)
-				cfg := rollout.Config{
-					Split: ef.split, Start: start, Instances: count, Seed: ef.seed, MaxTurns: ef.maxTurns,
-					Workers: ef.workers, AgentName: names[i], UserName: ef.user,
-				}
-				if bar != nil {
-					cfg.Progress = func(d, _ int) { bar(done+d, ef.n) }
-				}
-				eps, err := rollout.Run(cmd.Context(), t, a, u, cfg)
-				if err != nil {
-					return err
-				}
-				all = append(all, eps...)
-				start += count
+			all, err := rollout.Share(cmd.Context(), t, built, names, u, rollout.Config{
+				Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns,
+				Workers: ef.workers, UserName: ef.user, Progress: progress("collect", ef.n),
+			})
+			if err != nil {
+				return err
 			}
 			if err := dialog.SaveEpisodes(out, all); err != nil {
 				return err
