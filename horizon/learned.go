@@ -79,15 +79,14 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
 		}
 		res.Rows[h], res.Runs[h] = rows, dir
+		res.Oracle[h] = reward(rows, reproduce.ArmOracle)
 	}
 	for _, arm := range []string{reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated} {
 		la := LearnedArm{Arm: arm}
 		var fh []int
 		var fg []float64
 		for _, h := range cfg.Horizons {
-			oracle, own := reward(res.Rows[h], reproduce.ArmOracle), reward(res.Rows[h], arm)
-			res.Oracle[h] = oracle
-			gap := oracle - own
+			gap := res.Oracle[h] - reward(res.Rows[h], arm)
 			la.H, la.Gap = append(la.H, h), append(la.Gap, gap)
 			if gap > 0 {
 				fh, fg = append(fh, h), append(fg, gap)
