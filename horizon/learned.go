@@ -16,9 +16,12 @@ import (
 	"github.com/calibrl/calibrl/reproduce"
 )
 
-// LearnedConfig sets the learned-model study: the reproduce pipeline run
-// once per horizon H, on the task's "hH" level (grown to need about H
-// turns) with a turn limit of H, every arm with the preset's budget.
+// LearnedConfig sets the learned-model study. One base policy and one
+// calibrated simulator are trained on logs that mix every horizon (the
+// preset's log budget shared out evenly), so that between horizons only H
+// changes; then, per horizon H, every arm is trained from that base with
+// the preset's RL budget on the task's "hH" level (grown to need about H
+// turns) with a turn limit of H, and evaluated against the human proxy.
 type LearnedConfig struct {
 	Task     string
 	Preset   preset.Preset
@@ -69,12 +72,21 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	base, _, _ := strings.Cut(cfg.Task, ":")
 	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Horizons: cfg.Horizons,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
+	shared := filepath.Join(cfg.Out, "shared")
+	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log}
+	for _, h := range cfg.Horizons {
+		prep.Tasks, prep.MaxTurns = append(prep.Tasks, fmt.Sprintf("%s:h%d", base, h)), append(prep.MaxTurns, h)
+	}
+	cfg.Log.Info("horizon: learned study: logs, base policy and simulator for every H", "folder", shared)
+	if err := reproduce.Prepare(ctx, prep); err != nil {
+		return nil, fmt.Errorf("horizon: %w", err)
+	}
 	for _, h := range cfg.Horizons {
 		p := cfg.Preset
 		p.MaxTurns, p.RL.MaxTurns = h, h
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
-		rows, err := reproduce.Run(ctx, reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log})
+		rows, err := reproduce.Run(ctx, reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared})
 		if err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
 		}
@@ -150,7 +162,7 @@ func (r *LearnedResult) write(dir string) error {
 
 func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s\n\n", r.Task, r.Preset)
-	fmt.Fprintln(w, "Each H is a full reproduce run on the task grown to need about H turns, with a turn limit of H. The gap is the oracle-interactive arm's held-out reward against the human proxy minus the arm's.")
+	fmt.Fprintln(w, "One base policy and one calibrated simulator were trained on logs mixing every horizon (shared/); at each H every arm was trained from that base on the task grown to need about H turns, with a turn limit of H, and evaluated against the human proxy on held-out instances. The gap is the oracle-interactive arm's held-out reward minus the arm's.")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| H | oracle |")
 	for _, a := range r.Arms {

@@ -187,8 +187,13 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[string]curve) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
-	fmt.Fprintf(w, "Logs: %d human-proxy conversations of scripted agents (%s). Every arm starts from the same base policy and gets %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy.\n\n",
-		p.LogEpisodes, strings.Join(r.cfg.Profiles, ", "), p.RL.Iterations, p.RL.InstancesPerStep, p.RL.Group, p.EvalEpisodes)
+	if r.cfg.Shared == "" {
+		fmt.Fprintf(w, "Logs: %d human-proxy conversations of scripted agents (%s). ", p.LogEpisodes, strings.Join(r.cfg.Profiles, ", "))
+	} else {
+		fmt.Fprintf(w, "Logs, base policy and simulator: shared from %s (the static arm replays this task's logs). ", r.cfg.Shared)
+	}
+	fmt.Fprintf(w, "Every arm starts from the same base policy and gets %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy.\n\n",
+		p.RL.Iterations, p.RL.InstancesPerStep, p.RL.Group, p.EvalEpisodes)
 	metric := "success"
 	if rows[0].BLEU != nil {
 		metric = "BLEU"

@@ -69,6 +69,11 @@ type Config struct {
 	Profiles []string
 	// Log receives progress events; default slog.Default().
 	Log *slog.Logger
+	// Shared, when set, is a folder written by Prepare: the run takes its
+	// logs (those of its task), the base policy and the simulator from
+	// there instead of making its own, so that several runs (the horizon
+	// study's, one per H) differ only in what comes after.
+	Shared string
 }
 
 // Run executes (or resumes) every stage and returns the summary rows.
@@ -95,40 +100,149 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if err := r.manifest(); err != nil {
 		return nil, err
 	}
-	stages := []struct {
-		name string
-		do   func(context.Context) error
-	}{
-		{"collect", r.collect},
-		{"tokenizer", r.tokenizer},
-		{"base", r.base},
-		{"sim", r.sim},
-		{ArmStatic, r.arm(ArmStatic)},
-		{ArmNaive, r.arm(ArmNaive)},
-		{ArmCalibrated, r.arm(ArmCalibrated)},
-		{ArmOracle, r.arm(ArmOracle)},
-		{"eval", r.evaluate},
+	var stages []stage
+	if cfg.Shared == "" {
+		p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log,
+			tasks: []logSet{{t: t, name: cfg.Task, profiles: cfg.Profiles, maxTurns: cfg.Preset.MaxTurns, file: "logs.jsonl"}}}
+		r.logsPath, r.shared = p.tasks[0].path(f), f.Path("checkpoints")
+		stages = p.stages()
+	} else {
+		if _, err := os.Stat(filepath.Join(cfg.Shared, "stages", "sim")); err != nil {
+			return nil, fmt.Errorf("reproduce: shared folder %s is not prepared (no stages/sim): %w", cfg.Shared, err)
+		}
+		r.logsPath, r.shared = filepath.Join(cfg.Shared, sharedLogsFile(cfg.Task)), filepath.Join(cfg.Shared, "checkpoints")
+		if _, err := os.Stat(r.logsPath); err != nil {
+			return nil, fmt.Errorf("reproduce: shared folder %s has no logs for %s: %w", cfg.Shared, cfg.Task, err)
+		}
 	}
-	for _, s := range stages {
-		if f.Done(s.name) {
-			cfg.Log.Info("reproduce: stage already done", "stage", s.name)
-			continue
-		}
-		cfg.Log.Info("reproduce: stage", "stage", s.name)
-		if err := s.do(ctx); err != nil {
-			return nil, fmt.Errorf("reproduce %s: %w", s.name, err)
-		}
-		if err := f.MarkDone(s.name); err != nil {
-			return nil, err
-		}
+	stages = append(stages,
+		stage{ArmStatic, r.arm(ArmStatic)},
+		stage{ArmNaive, r.arm(ArmNaive)},
+		stage{ArmCalibrated, r.arm(ArmCalibrated)},
+		stage{ArmOracle, r.arm(ArmOracle)},
+		stage{"eval", r.evaluate})
+	if err := runStages(ctx, f, stages, cfg.Log); err != nil {
+		return nil, err
 	}
 	return r.report()
+}
+
+type stage struct {
+	name string
+	do   func(context.Context) error
+}
+
+// runStages runs the stages not yet marked done in f, marking each.
+func runStages(ctx context.Context, f *runfolder.Folder, stages []stage, log *slog.Logger) error {
+	for _, s := range stages {
+		if f.Done(s.name) {
+			log.Info("reproduce: stage already done", "stage", s.name)
+			continue
+		}
+		log.Info("reproduce: stage", "stage", s.name)
+		if err := s.do(ctx); err != nil {
+			return fmt.Errorf("reproduce %s: %w", s.name, err)
+		}
+		if err := f.MarkDone(s.name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type run struct {
 	cfg Config
 	t   task.Task
 	f   *runfolder.Folder
+	// logsPath holds the logs of the run's task; shared is the folder of
+	// the base policy's and the simulator's checkpoints (this run's own,
+	// or a prepared folder's).
+	logsPath, shared string
+}
+
+// PrepareConfig sets the stages several runs can share: logs of each task
+// level, one tokenizer, one base policy and one simulator trained on all
+// of them.
+type PrepareConfig struct {
+	// Tasks are task names with their level ("mathchat:h4"); the preset's
+	// LogEpisodes are shared out evenly between them, each task's logs
+	// played with the turn limit of the same index in MaxTurns.
+	Tasks    []string
+	MaxTurns []int
+	Preset   preset.Preset
+	Out      string
+	Seed     uint64
+	Log      *slog.Logger
+}
+
+// Prepare collects the logs of every task and trains the tokenizer, the
+// base policy and the simulator on their union, into a folder that
+// Config.Shared can name. Like Run, it resumes where it stopped.
+func Prepare(ctx context.Context, cfg PrepareConfig) error {
+	if len(cfg.Tasks) == 0 || len(cfg.Tasks) != len(cfg.MaxTurns) {
+		return fmt.Errorf("reproduce: prepare: %d tasks and %d turn limits", len(cfg.Tasks), len(cfg.MaxTurns))
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	f, err := runfolder.Open(cfg.Out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var old runfolder.Manifest
+	config := map[string]any{"tasks": cfg.Tasks, "max_turns": cfg.MaxTurns, "preset": cfg.Preset.Name}
+	if err := f.ReadJSON("manifest.json", &old); err == nil {
+		if old.Seed != cfg.Seed || fmt.Sprint(old.Config) != fmt.Sprint(config) {
+			return fmt.Errorf("reproduce: %s was prepared with other settings (seed %d, %v): use another folder", cfg.Out, old.Seed, old.Config)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	} else if err := f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: cfg.Seed, Config: config}); err != nil {
+		return err
+	}
+	p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log}
+	per := (cfg.Preset.LogEpisodes + len(cfg.Tasks) - 1) / len(cfg.Tasks)
+	for i, name := range cfg.Tasks {
+		t, err := task.Lookup(name)
+		if err != nil {
+			return err
+		}
+		p.tasks = append(p.tasks, logSet{t: t, name: name, profiles: t.Profiles(), maxTurns: cfg.MaxTurns[i],
+			episodes: per, file: sharedLogsFile(name)})
+	}
+	return runStages(ctx, f, p.stages(), cfg.Log)
+}
+
+// sharedLogsFile is where a prepared folder keeps one task's logs.
+func sharedLogsFile(task string) string {
+	return filepath.Join("logs", strings.ReplaceAll(task, ":", "_")+".jsonl")
+}
+
+// prep makes the logs, tokenizer, base policy and simulator in f.
+type prep struct {
+	f      *runfolder.Folder
+	preset preset.Preset
+	seed   uint64
+	log    *slog.Logger
+	tasks  []logSet
+}
+
+// logSet is one task's logs: episodes conversations (0: the preset's
+// LogEpisodes) of the profiles, shared out between them.
+type logSet struct {
+	t        task.Task
+	name     string
+	profiles []string
+	maxTurns int
+	episodes int
+	file     string
+}
+
+func (l logSet) path(f *runfolder.Folder) string { return f.Path(l.file) }
+
+func (p *prep) stages() []stage {
+	return []stage{{"collect", p.collect}, {"tokenizer", p.tokenizer}, {"base", p.base}, {"sim", p.sim}}
 }
 
 func (r *run) manifest() error {
@@ -152,56 +266,95 @@ func (r *run) manifest() error {
 	})
 }
 
-func (r *run) logsPath() string { return r.f.Path("logs.jsonl") }
+// ckpt is an arm's checkpoint folder; the base policy and the simulator
+// may live in a shared folder.
 func (r *run) ckpt(name string) string {
+	if name == ArmBase || name == "sim" {
+		return filepath.Join(r.shared, name)
+	}
 	return r.f.Path("checkpoints", name)
 }
 
-// collect records the human-proxy logs, shared out between the profiles.
-func (r *run) collect(ctx context.Context) error {
-	human, err := r.t.User("human")
-	if err != nil {
-		return err
-	}
-	agents := make([]dialog.Agent, len(r.cfg.Profiles))
-	names := make([]string, len(r.cfg.Profiles))
-	for i, p := range r.cfg.Profiles {
-		if agents[i], err = r.t.Agent(p); err != nil {
+func (p *prep) ckpt(name string) string { return p.f.Path("checkpoints", name) }
+
+// collect records each task's human-proxy logs, shared out between its
+// profiles.
+func (p *prep) collect(ctx context.Context) error {
+	for i, l := range p.tasks {
+		human, err := l.t.User("human")
+		if err != nil {
 			return err
 		}
-		names[i] = "scripted:" + p
+		agents := make([]dialog.Agent, len(l.profiles))
+		names := make([]string, len(l.profiles))
+		for j, prof := range l.profiles {
+			if agents[j], err = l.t.Agent(prof); err != nil {
+				return err
+			}
+			names[j] = "scripted:" + prof
+		}
+		n := l.episodes
+		if n == 0 {
+			n = p.preset.LogEpisodes
+		}
+		// The first task keeps the run's seed, so a single-task run's logs
+		// do not depend on whether it was prepared alone or with others.
+		seed := p.seed + uint64(i)*0x9e3779b97f4a7c15
+		all, err := rollout.Share(ctx, l.t, agents, names, human, rollout.Config{Split: "train", Instances: n,
+			Seed: seed, MaxTurns: l.maxTurns, UserName: "human"})
+		if err != nil {
+			return fmt.Errorf("%s: %w", l.name, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(l.path(p.f)), 0o755); err != nil {
+			return err
+		}
+		if err := dialog.SaveEpisodes(l.path(p.f), all); err != nil {
+			return err
+		}
 	}
-	all, err := rollout.Share(ctx, r.t, agents, names, human, rollout.Config{Split: "train", Instances: r.cfg.Preset.LogEpisodes,
-		Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, UserName: "human"})
-	if err != nil {
-		return err
-	}
-	return dialog.SaveEpisodes(r.logsPath(), all)
+	return nil
 }
 
-func (r *run) logs() ([]dialog.Episode, error) { return dialog.LoadEpisodes(r.logsPath()) }
-
-func (r *run) tokenizer(ctx context.Context) error {
-	eps, err := r.logs()
-	if err != nil {
-		return err
+// logs is the union of every task's logs.
+func (p *prep) logs() ([]dialog.Episode, error) {
+	var all []dialog.Episode
+	for _, l := range p.tasks {
+		eps, err := dialog.LoadEpisodes(l.path(p.f))
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, eps...)
 	}
-	tok, err := chatlm.TrainTokenizer(eps, r.cfg.Preset.Vocab)
-	if err != nil {
-		return err
-	}
-	return tok.Save(r.f.Path("tokenizer.json"))
+	return all, nil
 }
 
-func (r *run) sftConfig(model lm.Config, sc train.SFTConfig, oracle bool) (sft.Config, error) {
-	tok, err := tokenizer.Load(r.f.Path("tokenizer.json"))
+func (r *run) logs() ([]dialog.Episode, error) { return dialog.LoadEpisodes(r.logsPath) }
+
+func (p *prep) tokenizer(ctx context.Context) error {
+	eps, err := p.logs()
+	if err != nil {
+		return err
+	}
+	tok, err := chatlm.TrainTokenizer(eps, p.preset.Vocab)
+	if err != nil {
+		return err
+	}
+	return tok.Save(p.f.Path("tokenizer.json"))
+}
+
+func (p *prep) sftConfig(model lm.Config, sc train.SFTConfig, oracle bool) (sft.Config, error) {
+	tok, err := tokenizer.Load(p.f.Path("tokenizer.json"))
 	if err != nil {
 		return sft.Config{}, err
 	}
-	return sft.Config{Model: model, SFT: sc, Tokenizer: tok, Oracle: oracle, Seed: r.cfg.Seed}, nil
+	return sft.Config{Model: model, SFT: sc, Tokenizer: tok, Oracle: oracle, Seed: p.seed}, nil
 }
 
-func (r *run) metricsLog(stage string) func(map[string]any) {
+func (r *run) metricsLog(stage string) func(map[string]any) { return metricsLog(r.f, r.cfg.Log, stage) }
+
+// metricsLog appends a stage's records to f's metrics.jsonl and logs the
+// headline figures.
+func metricsLog(f *runfolder.Folder, log *slog.Logger, stage string) func(map[string]any) {
 	return func(rec map[string]any) {
 		out := make(map[string]any, len(rec)+1)
 		for k, v := range rec {
@@ -211,44 +364,44 @@ func (r *run) metricsLog(stage string) func(map[string]any) {
 			out[k] = v
 		}
 		out["stage"] = stage
-		if err := r.f.Log(out); err != nil {
-			r.cfg.Log.Warn("metrics", "err", err)
+		if err := f.Log(out); err != nil {
+			log.Warn("metrics", "err", err)
 		}
 		if _, ok := rec["sft/val_nll"]; ok {
-			r.cfg.Log.Info(stage, "step", rec["step"], "val_nll", rec["sft/val_nll"], "loss", rec["sft/loss"])
+			log.Info(stage, "step", rec["step"], "val_nll", rec["sft/val_nll"], "loss", rec["sft/loss"])
 		}
 		if _, ok := rec["rollout/reward_mean"]; ok {
-			r.cfg.Log.Info(stage, "iter", rec["step"], "reward", rec["rollout/reward_mean"], "loss", rec["loss/policy"])
+			log.Info(stage, "iter", rec["step"], "reward", rec["rollout/reward_mean"], "loss", rec["loss/policy"])
 		}
 		if _, ok := rec["monitor/train_user_reward"]; ok {
-			r.cfg.Log.Info(stage+" monitor", "iter", rec["step"], "train_user_reward", rec["monitor/train_user_reward"], "human_reward", rec["monitor/human_reward"])
+			log.Info(stage+" monitor", "iter", rec["step"], "train_user_reward", rec["monitor/train_user_reward"], "human_reward", rec["monitor/human_reward"])
 		}
 	}
 }
 
-func (r *run) base(ctx context.Context) error {
-	eps, err := r.logs()
+func (p *prep) base(ctx context.Context) error {
+	eps, err := p.logs()
 	if err != nil {
 		return err
 	}
-	sc, err := r.sftConfig(r.cfg.Preset.Policy, r.cfg.Preset.PolicySFT, false)
+	sc, err := p.sftConfig(p.preset.Policy, p.preset.PolicySFT, false)
 	if err != nil {
 		return err
 	}
-	_, err = sft.Policy(ctx, eps, sc, r.ckpt(ArmBase), r.metricsLog(ArmBase))
+	_, err = sft.Policy(ctx, eps, sc, p.ckpt(ArmBase), metricsLog(p.f, p.log, ArmBase))
 	return err
 }
 
-func (r *run) sim(ctx context.Context) error {
-	eps, err := r.logs()
+func (p *prep) sim(ctx context.Context) error {
+	eps, err := p.logs()
 	if err != nil {
 		return err
 	}
-	sc, err := r.sftConfig(r.cfg.Preset.Sim, r.cfg.Preset.SimSFT, true)
+	sc, err := p.sftConfig(p.preset.Sim, p.preset.SimSFT, true)
 	if err != nil {
 		return err
 	}
-	_, err = sft.Simulator(ctx, eps, sc, r.ckpt("sim"), r.metricsLog("sim"))
+	_, err = sft.Simulator(ctx, eps, sc, p.ckpt("sim"), metricsLog(p.f, p.log, "sim"))
 	return err
 }
 

@@ -92,9 +92,17 @@ func TestHorizonLearnedTiny(t *testing.T) {
 			t.Errorf("arm %s has %d gaps", a.Arm, len(a.Gap))
 		}
 	}
-	for _, f := range []string{"report.md", "result.json", "h2/summary.json", "h3/summary.json", "h4/report.md"} {
+	for _, f := range []string{"report.md", "result.json", "h2/summary.json", "h3/summary.json", "h4/report.md",
+		"shared/logs/mathchat_h2.jsonl", "shared/logs/mathchat_h4.jsonl", "shared/checkpoints/base/config.json", "shared/checkpoints/sim/config.json",
+		"h3/checkpoints/static/config.json", "h3/eval/base.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("study folder lacks %s", f)
+		}
+	}
+	// One base policy and one simulator serve every horizon.
+	for _, f := range []string{"h2/checkpoints/base", "h2/checkpoints/sim", "h3/logs.jsonl"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("study folder has its own %s: want the shared one", f)
 		}
 	}
 }
