@@ -84,6 +84,56 @@ type Rates struct {
 	AcceptRight float64 `json:"accept_right"`
 }
 
+// Verdicts counts a user's judgements of delivered outcomes: after every
+// agent turn that states an outcome (an answer, a revised document), was
+// the user's next turn an acceptance?
+type Verdicts struct {
+	Wrong       int     `json:"wrong"`
+	Right       int     `json:"right"`
+	AcceptWrong float64 `json:"accept_wrong"`
+	AcceptRight float64 `json:"accept_right"`
+}
+
+// verdicts reads the judgements in eps. An agent turn delivers an outcome
+// when the task scores it, on its own, to one (that is not the draft).
+func verdicts(t rollout.Task, eps []dialog.Episode) Verdicts {
+	var v Verdicts
+	var acceptWrong, acceptRight int
+	for i := range eps {
+		ep := &eps[i]
+		msgs := ep.Messages
+		for j := 0; j+1 < len(msgs); j++ {
+			if msgs[j].Role != dialog.RoleAssistant || msgs[j+1].Role != dialog.RoleUser {
+				continue
+			}
+			sc := t.Score(&ep.Oracle, msgs[j:j+1])
+			if sc.Outcome == "" || sc.Outcome == ep.Oracle.Draft {
+				continue
+			}
+			ended := j+2 == len(msgs) && (ep.End == dialog.Solved || ep.End == dialog.GaveUp || ep.End == dialog.UserEnded)
+			accepted := Classify(&ep.Oracle, msgs[j+1].Content, ended) == Accept
+			if sc.Success {
+				v.Right++
+				if accepted {
+					acceptRight++
+				}
+			} else {
+				v.Wrong++
+				if accepted {
+					acceptWrong++
+				}
+			}
+		}
+	}
+	if v.Wrong > 0 {
+		v.AcceptWrong = float64(acceptWrong) / float64(v.Wrong)
+	}
+	if v.Right > 0 {
+		v.AcceptRight = float64(acceptRight) / float64(v.Right)
+	}
+	return v
+}
+
 // AgentGap is one scripted agent's success against each user.
 type AgentGap struct {
 	Sim   float64 `json:"sim"`
@@ -116,6 +166,11 @@ type Report struct {
 	SimToRealGap float64             `json:"sim_to_real_gap"`
 	Agents       map[string]AgentGap `json:"agents"`
 	Human        Rates               `json:"human"`
+	// Verdicts and HumanVerdicts are how each user judged the outcomes the
+	// scripted agents delivered in the played conversations (the probes'
+	// contexts are first turns; these are every turn).
+	Verdicts      Verdicts `json:"verdicts"`
+	HumanVerdicts Verdicts `json:"human_verdicts"`
 	// NLL of held-out human user turns under the simulator, per token
 	// (model simulators only).
 	NLL *float64 `json:"nll,omitempty"`
@@ -158,6 +213,7 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		simEps, humanEps, floorEps = append(simEps, s...), append(humanEps, h...), append(floorEps, f...)
 	}
 	rep.SimToRealGap = gapSum / float64(len(cfg.Agents))
+	rep.Verdicts, rep.HumanVerdicts = verdicts(t, simEps), verdicts(t, humanEps)
 	rep.SimActs = ActsByTurn(simEps, cfg.Turns)
 	rep.HumanActs = ActsByTurn(humanEps, cfg.Turns)
 	rep.Delta = make([]float64, cfg.Turns)

@@ -48,6 +48,18 @@ func WriteTable(w io.Writer, reps []Report) error {
 		}
 		fmt.Fprintln(tw)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "verdicts in conversation	wrong outcomes accepted	right outcomes accepted")
+	hv := reps[0].HumanVerdicts
+	fmt.Fprintf(tw, "human (reference)	%.3f of %d	%.3f of %d\n", hv.AcceptWrong, hv.Wrong, hv.AcceptRight, hv.Right)
+	for _, r := range reps {
+		v := r.Verdicts
+		fmt.Fprintf(tw, "%s	%.3f of %d	%.3f of %d\n", r.Sim, v.AcceptWrong, v.Wrong, v.AcceptRight, v.Right)
+	}
 	return tw.Flush()
 }
 

@@ -51,14 +51,18 @@ defaults): Σ_t (H−t) = H(H+1)/2 has a linear term, and a policy already lost
 cannot lose a turn twice, so the gap saturates as Hε grows. Long horizons with
 small errors (--horizons 16,32,64,128 --eps 1e-4 --delta 1e-4) show the limit.
 
-Without --synthetic, horizon trains and evaluates the real arms at each H:
-one full reproduce run per horizon (--task, --preset; in --out/hH/, each
-resumable), on the task grown to need about H turns (TASK:hH: more hidden
-facts and steps, or more edits) with a turn limit of H. It reports each
-regime's gap to the oracle-interactive arm against the human proxy, the
-log-log slope of the gap with its 95% interval where at least three gaps are
-positive, and a plot. With the quick preset each horizon takes about as long
-as one reproduce run (~20 minutes on 2 cores).`,
+Without --synthetic, horizon trains and evaluates the real arms at each H.
+First one base policy and one calibrated simulator are trained on logs that
+mix every horizon (--out/shared/), so that between horizons only H changes.
+Then, per horizon (--out/hH/, each resumable), the static, naive, calibrated
+and oracle arms are trained from that base with the preset's RL budget on
+the task grown to need about H turns (TASK:hH: more hidden facts and steps,
+or more edits) with a turn limit of H. It reports each regime's gap to the
+oracle-interactive arm against the human proxy, the log-log slope of the gap
+with its 95% interval where at least three gaps are positive, and a plot.
+With the quick preset the shared stage takes ~10 minutes on 2 cores and each
+horizon about as long as a reproduce run's arms (5–15 minutes, growing
+with H).`,
 		Example: `  calibrl horizon --synthetic
   calibrl horizon --synthetic --horizons 2,4,8,16,32 --eps 0.01 --delta 0.05
   calibrl horizon --synthetic --json --out runs/horizon-synthetic

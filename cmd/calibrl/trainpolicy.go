@@ -22,6 +22,7 @@ func newTrainPolicyCmd() *cobra.Command {
 		algo, taskName, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                              uint64
 		steps                                                             int
+		lr, beta                                                          float64
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
@@ -103,6 +104,12 @@ command again after an interruption).`,
 				if steps > 0 {
 					cfg.Iterations = steps
 				}
+				if lr > 0 {
+					cfg.LR = lr
+				}
+				if beta >= 0 {
+					cfg.Beta = beta
+				}
 				var res train.GRPOResult
 				if algo == "grpo" {
 					res, err = train.GRPO(cmd.Context(), policy, t, u, human, cfg, out, log)
@@ -136,6 +143,8 @@ command again after an interruption).`,
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json for sft (default: train one on the logs)")
 	f.Uint64Var(&seed, "seed", 1, "seed")
 	f.IntVar(&steps, "steps", 0, "override the preset's SFT steps or RL iterations")
+	f.Float64Var(&lr, "lr", 0, "override the RL learning rate (default: the preset's)")
+	f.Float64Var(&beta, "beta", -1, "override the RL weight of the KL to the initial policy (default: the preset's)")
 	return cmd
 }
 
