@@ -14,7 +14,8 @@ import (
 // agents' views, the oracle contexts and every message. A tokenizer trained
 // on it serves both the policy and the simulator.
 func Texts(eps []dialog.Episode) []string {
-	texts := make([]string, 0, len(eps)*8)
+	texts := make([]string, 0, len(eps)*8+2)
+	texts = append(texts, CheckRight, CheckWrong)
 	for i := range eps {
 		ep := &eps[i]
 		texts = append(texts, AgentMessages(&ep.View, nil)[0].Content, OracleContext(&ep.Oracle))

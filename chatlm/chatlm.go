@@ -86,13 +86,57 @@ func AgentMessages(v *dialog.View, history []dialog.Message) []tokenizer.Message
 
 // UserMessages is the conversation as the user simulator sees it: the
 // oracle context as the system turn (or, blind, only what the user said
-// first is known — the no-oracle-context ablation), then the dialog.
-func UserMessages(o *dialog.Oracle, history []dialog.Message, oracle bool) []tokenizer.Message {
+// first is known — the no-oracle-context ablation), then the dialog. With
+// the oracle context and a judge, every agent turn that delivers an
+// outcome is followed by a system turn with the judge's verdict on it.
+func UserMessages(o *dialog.Oracle, history []dialog.Message, oracle bool, judge Judge) []tokenizer.Message {
 	sys := "You are the user."
 	if oracle {
 		sys = OracleContext(o)
 	}
-	return withSystem(sys, history)
+	msgs := withSystem(sys, history)
+	if !oracle || judge == nil {
+		return msgs
+	}
+	judged := make([]tokenizer.Message, 0, len(msgs)+2)
+	judged = append(judged, msgs[0])
+	for i, h := range history {
+		judged = append(judged, msgs[i+1])
+		if v := judge(o, h); v != "" {
+			judged = append(judged, tokenizer.Message{Role: string(dialog.RoleSystem), Content: v})
+		}
+	}
+	return judged
+}
+
+// A Judge gives its verdict on an agent turn ("" when the turn delivers no
+// outcome). It is the part of the oracle context a person computes: they
+// hold the answer and compare. A language model simulator does the
+// comparison itself; a 1M-parameter one trained on a few thousand logs
+// does not learn it — it learns the shortcut that careful-looking answers
+// are accepted, and so accepts a careful-looking wrong answer — so the
+// embedded simulator is shown the task's own check (fidelity's verdicts
+// measure this).
+type Judge func(o *dialog.Oracle, turn dialog.Message) string
+
+// The verdicts a TaskJudge writes.
+const (
+	CheckRight = "Check: right."
+	CheckWrong = "Check: wrong."
+)
+
+// TaskJudge judges a turn by the task's score of it alone (dialog.Verdict).
+func TaskJudge(s dialog.Scorer) Judge {
+	return func(o *dialog.Oracle, turn dialog.Message) string {
+		delivered, right := dialog.Verdict(s, o, turn)
+		switch {
+		case !delivered:
+			return ""
+		case right:
+			return CheckRight
+		}
+		return CheckWrong
+	}
 }
 
 func withSystem(sys string, history []dialog.Message) []tokenizer.Message {

@@ -23,7 +23,7 @@ func TestSequencesMaskOneSide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user, err := m.UserSequence(ep, true)
+	user, err := m.UserSequence(ep, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +60,76 @@ func TestSequencesMaskOneSide(t *testing.T) {
 	if !strings.Contains(m.Tok.Decode(user.IDs), "Answer: "+ep.Oracle.Truth) || strings.Contains(m.Tok.Decode(agent.IDs), "Answer:") {
 		t.Fatal("oracle context leaked to the agent or missing for the user")
 	}
-	blind, _ := m.UserSequence(ep, false)
+	blind, _ := m.UserSequence(ep, false, nil)
 	if strings.Contains(m.Tok.Decode(blind.IDs), "Answer:") {
 		t.Fatal("no-oracle-context sequence carries the answer")
+	}
+}
+
+// containsTruth scores an agent turn by whether it states the truth.
+type containsTruth struct{}
+
+func (containsTruth) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
+	last := msgs[len(msgs)-1].Content
+	if !strings.Contains(last, "=") {
+		return dialog.Score{}
+	}
+	return dialog.Score{Outcome: last, Success: strings.Contains(last, "= "+o.Truth)}
+}
+
+// With a judge, each delivered outcome is followed by the task's verdict
+// as a system turn the simulator reads but is not trained to write; the
+// ablation never sees it.
+func TestJudgeMarksDeliveredOutcomes(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(4, 1)
+	m := chatlmtest.TinyModel(t, eps)
+	ep := &eps[0]
+	judge := chatlm.TaskJudge(containsTruth{})
+	msgs := chatlm.UserMessages(&ep.Oracle, ep.Messages, true, judge)
+	var checks []string
+	for i, msg := range msgs {
+		if i > 0 && msg.Role == string(dialog.RoleSystem) {
+			if msgs[i-1].Role != string(dialog.RoleAssistant) {
+				t.Fatalf("a check follows a %s turn", msgs[i-1].Role)
+			}
+			checks = append(checks, msg.Content)
+		}
+	}
+	var want []string
+	for _, h := range ep.Messages {
+		if h.Role == dialog.RoleAssistant && strings.Contains(h.Content, "=") {
+			v := chatlm.CheckWrong
+			if strings.Contains(h.Content, "= "+ep.Oracle.Truth) {
+				v = chatlm.CheckRight
+			}
+			want = append(want, v)
+		}
+	}
+	if len(want) == 0 || strings.Join(checks, "|") != strings.Join(want, "|") {
+		t.Fatalf("checks %q, want %q", checks, want)
+	}
+	judged, err := m.UserSequence(ep, true, judge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := m.UserSequence(ep, true, nil)
+	if judged.Trained() != plain.Trained() {
+		t.Fatalf("the check changed the trained tokens: %d vs %d", judged.Trained(), plain.Trained())
+	}
+	var trained []int
+	for i, w := range judged.Mask {
+		if w > 0 {
+			trained = append(trained, judged.IDs[i+1])
+		}
+	}
+	if strings.Contains(m.Tok.Decode(trained), "Check") || !strings.Contains(m.Tok.Decode(judged.IDs), "Check: ") {
+		t.Fatal("the check must be read, not trained")
+	}
+	blind := chatlm.UserMessages(&ep.Oracle, ep.Messages, false, judge)
+	for _, msg := range blind[1:] {
+		if msg.Role == string(dialog.RoleSystem) {
+			t.Fatal("the no-oracle-context ablation sees a check")
+		}
 	}
 }
 

@@ -23,7 +23,10 @@ type SimReply struct {
 // OpenAI-compatible endpoint. The chat is role-flipped, as `calibrl export
 // --kind sim` writes it: the system message is the oracle context (in the
 // form OracleContext writes), the simulator's own earlier turns are the
-// assistant's, the agent's are the user's. Each completion draws from a
+// assistant's, the agent's are the user's. A simulator trained with the
+// task's check (sft.Meta.Judged) expects a system message "Check: right."
+// or "Check: wrong." after every agent turn that delivers an outcome, as
+// UserMessages places them. Each completion draws from a
 // stream seeded once, so a server's answers are reproducible in order.
 type Completer struct {
 	User *User

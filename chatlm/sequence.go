@@ -90,9 +90,9 @@ func (m *Model) AgentSequence(ep *dialog.Episode) (Sequence, error) {
 // UserSequence is an episode as the user simulator learns it: the oracle
 // context (or not, for the ablation) and the dialog, the loss on the
 // user's turns, the episode's end marked by <|done|> on the user's last
-// turn.
-func (m *Model) UserSequence(ep *dialog.Episode, oracle bool) (Sequence, error) {
-	msgs := UserMessages(&ep.Oracle, ep.Messages, oracle)
+// turn. judge, with the oracle context, marks delivered outcomes.
+func (m *Model) UserSequence(ep *dialog.Episode, oracle bool, judge Judge) (Sequence, error) {
+	msgs := UserMessages(&ep.Oracle, ep.Messages, oracle, judge)
 	if userEnded(ep) {
 		if last := len(msgs) - 1; msgs[last].Role == string(dialog.RoleUser) {
 			msgs[last].Done = true

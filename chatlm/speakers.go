@@ -94,7 +94,10 @@ const unclear = "Sorry, I'm not sure what you mean."
 type User struct {
 	Model  *Model
 	Oracle bool
-	Gen    GenConfig
+	// Judge, when the simulator was trained with one, marks delivered
+	// outcomes (UserMessages).
+	Judge Judge
+	Gen   GenConfig
 
 	mu sync.Mutex
 }
@@ -169,7 +172,7 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 	own := make([]*userSession, len(sessions))
 	for i, s := range sessions {
 		own[i] = s.(*userSession)
-		convs[i] = UserMessages(own[i].oracle, histories[i], u.Oracle)
+		convs[i] = UserMessages(own[i].oracle, histories[i], u.Oracle, u.Judge)
 		rngs[i] = own[i].rng
 	}
 	u.mu.Lock()

@@ -168,6 +168,25 @@ type Score struct {
 	Metrics map[string]float64
 }
 
+// Scorer is a task's outcome judgement.
+type Scorer interface {
+	Score(o *Oracle, msgs []Message) Score
+}
+
+// Verdict reports whether an agent turn delivers an outcome on its own (an
+// answer, a revised document that is not the draft) and whether the task
+// scores that outcome a success.
+func Verdict(s Scorer, o *Oracle, turn Message) (delivered, right bool) {
+	if turn.Role != RoleAssistant {
+		return false, false
+	}
+	sc := s.Score(o, []Message{turn})
+	if sc.Outcome == "" || sc.Outcome == o.Draft {
+		return false, false
+	}
+	return true, sc.Success
+}
+
 // UserSession is one episode's user. Implementations keep whatever state
 // they need (patience left, facts revealed) between calls.
 type UserSession interface {

@@ -106,13 +106,13 @@ func verdicts(t rollout.Task, eps []dialog.Episode) Verdicts {
 			if msgs[j].Role != dialog.RoleAssistant || msgs[j+1].Role != dialog.RoleUser {
 				continue
 			}
-			sc := t.Score(&ep.Oracle, msgs[j:j+1])
-			if sc.Outcome == "" || sc.Outcome == ep.Oracle.Draft {
+			delivered, right := dialog.Verdict(t, &ep.Oracle, msgs[j])
+			if !delivered {
 				continue
 			}
 			ended := j+2 == len(msgs) && (ep.End == dialog.Solved || ep.End == dialog.GaveUp || ep.End == dialog.UserEnded)
 			accepted := Classify(&ep.Oracle, msgs[j+1].Content, ended) == Accept
-			if sc.Success {
+			if right {
 				v.Right++
 				if accepted {
 					acceptRight++

@@ -228,7 +228,88 @@ func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[
 		fmt.Fprintln(w, "![training](plots/training.png)")
 		fmt.Fprintln(w)
 	}
+	diag, err := r.diagnostics()
+	if err != nil {
+		return err
+	}
+	if len(diag) > 0 {
+		fmt.Fprintln(w, "Diagnostics, from metrics.jsonl: the training batch's mean reward over the first and the last five iterations; how many iterations took no gradient step (every group's rewards equal, so every advantage zero); the share of sampled sequences that carried an advantage; the k3 KL to the base policy over the last five iterations. A flat reward with a growing KL is drift, not learning.")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| arm | batch reward first → last | idle iterations | sequences with an advantage | KL to base (last) |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+		for _, d := range diag {
+			fmt.Fprintf(w, "| %s | %.3f → %.3f | %d of %d | %.2f | %.3f |\n", d.arm, d.first, d.last, d.idle, d.iters, d.live, d.kl)
+		}
+		fmt.Fprintln(w)
+	}
 	return nil
+}
+
+// diagnosis sums up one RL arm's training from its iteration records.
+type diagnosis struct {
+	arm         string
+	first, last float64
+	idle, iters int
+	live, kl    float64
+}
+
+// diagnostics reads each RL arm's iteration records (the last record of
+// each iteration, as curves does).
+func (r *run) diagnostics() ([]diagnosis, error) {
+	recs, err := r.f.ReadMetrics()
+	if err != nil {
+		return nil, err
+	}
+	byArm := map[string]map[float64]map[string]any{}
+	for _, rec := range recs {
+		stage, _ := rec["stage"].(string)
+		step, ok := rec["step"].(float64)
+		if _, isIter := rec["rollout/reward_mean"]; !ok || !isIter {
+			continue
+		}
+		if byArm[stage] == nil {
+			byArm[stage] = map[float64]map[string]any{}
+		}
+		byArm[stage][step] = rec
+	}
+	batch := float64(r.cfg.Preset.RL.InstancesPerStep * r.cfg.Preset.RL.Group)
+	var out []diagnosis
+	for _, arm := range Arms[1:] {
+		its := byArm[arm]
+		if len(its) == 0 {
+			continue
+		}
+		steps := make([]float64, 0, len(its))
+		for s := range its {
+			steps = append(steps, s)
+		}
+		sort.Float64s(steps)
+		num := func(rec map[string]any, k string) float64 { v, _ := rec[k].(float64); return v }
+		avg := func(ss []float64, k string) float64 {
+			var sum float64
+			for _, s := range ss {
+				sum += num(its[s], k)
+			}
+			return sum / float64(len(ss))
+		}
+		k := min(5, len(steps))
+		d := diagnosis{arm: arm, iters: len(steps), first: avg(steps[:k], "rollout/reward_mean"), last: avg(steps[len(steps)-k:], "rollout/reward_mean"),
+			kl: avg(steps[len(steps)-k:], "loss/kl")}
+		var seqs float64
+		for _, s := range steps {
+			if num(its[s], "train/updates") == 0 {
+				d.idle++
+			}
+			seqs += num(its[s], "train/sequences")
+		}
+		if batch > 0 {
+			// Interactive conversations may be split into one sequence per
+			// turn; the share is then an upper bound.
+			d.live = min(1, seqs/(batch*float64(len(steps))))
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 func ordering(rows []Row) string {

@@ -401,6 +401,8 @@ func (p *prep) sim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The levels of one task share its scoring rule.
+	sc.Judge = chatlm.TaskJudge(p.tasks[0].t)
 	_, err = sft.Simulator(ctx, eps, sc, p.ckpt("sim"), metricsLog(p.f, p.log, "sim"))
 	return err
 }

@@ -31,7 +31,10 @@ type Meta struct {
 	Task string `json:"task"`
 	// Oracle: a simulator conditioned on the oracle context. false is the
 	// no-oracle-context ablation.
-	Oracle bool            `json:"oracle"`
+	Oracle bool `json:"oracle"`
+	// Judged: the simulator was shown the task's verdict on every
+	// delivered outcome (chatlm.Judge); it must be shown it when it plays.
+	Judged bool            `json:"judged,omitempty"`
 	Seed   uint64          `json:"seed"`
 	Logs   int             `json:"logs"` // episodes trained on
 	SFT    train.SFTConfig `json:"sft"`
@@ -73,7 +76,10 @@ type Config struct {
 	// Oracle conditions a simulator on the oracle context (ignored for a
 	// policy).
 	Oracle bool
-	Seed   uint64
+	// Judge, with Oracle, shows a simulator the task's verdict on every
+	// delivered outcome (chatlm.Judge).
+	Judge chatlm.Judge
+	Seed  uint64
 }
 
 // Simulator fits a user simulator to eps' user turns and writes it to out.
@@ -105,7 +111,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	for i := range eps {
 		var s chatlm.Sequence
 		if role == "user" {
-			s, err = m.UserSequence(&eps[i], cfg.Oracle)
+			s, err = m.UserSequence(&eps[i], cfg.Oracle, cfg.Judge)
 		} else {
 			s, err = m.AgentSequence(&eps[i])
 		}
@@ -122,7 +128,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	if err != nil {
 		return Meta{}, err
 	}
-	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Seed: cfg.Seed, Logs: len(eps),
+	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Judged: cfg.Oracle && cfg.Judge != nil && role == "user", Seed: cfg.Seed, Logs: len(eps),
 		SFT: sc, Result: res, Model: m.LM.Config}
 	return meta, writeMeta(out, meta)
 }

@@ -80,14 +80,20 @@ func User(t task.Task, s string) (dialog.User, error) {
 			return nil, err
 		}
 		oracle := kind == "learned"
-		if meta, err := sft.ReadMeta(arg); err == nil && meta.Oracle != oracle {
-			want := "learned"
-			if !meta.Oracle {
-				want = "learned-nocontext"
+		u := &chatlm.User{Model: m, Oracle: oracle, Gen: DefaultGen()}
+		if meta, err := sft.ReadMeta(arg); err == nil {
+			if meta.Oracle != oracle {
+				want := "learned"
+				if !meta.Oracle {
+					want = "learned-nocontext"
+				}
+				return nil, fmt.Errorf("user %q: %s was trained with oracle context %v: use %s:%s", s, arg, meta.Oracle, want, arg)
 			}
-			return nil, fmt.Errorf("user %q: %s was trained with oracle context %v: use %s:%s", s, arg, meta.Oracle, want, arg)
+			if meta.Judged {
+				u.Judge = chatlm.TaskJudge(t)
+			}
 		}
-		return &chatlm.User{Model: m, Oracle: oracle, Gen: DefaultGen()}, nil
+		return u, nil
 	}
 	return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
 }

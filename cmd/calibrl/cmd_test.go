@@ -188,7 +188,7 @@ func TestReproduceTiny(t *testing.T) {
 		}
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	for _, want := range []string{"| arm |", "calibrated-interactive", "plots/training.png"} {
+	for _, want := range []string{"| arm |", "calibrated-interactive", "plots/training.png", "| static | 0.", "idle iterations"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q", want)
 		}

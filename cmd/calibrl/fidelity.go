@@ -120,7 +120,7 @@ written there.`,
 func userNLL(u *chatlm.User, eps []dialog.Episode) float64 {
 	seqs := make([]chatlm.Sequence, 0, len(eps))
 	for i := range eps {
-		if s, err := u.Model.UserSequence(&eps[i], u.Oracle); err == nil {
+		if s, err := u.Model.UserSequence(&eps[i], u.Oracle, u.Judge); err == nil {
 			seqs = append(seqs, s)
 		}
 	}

@@ -8,16 +8,18 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/sft"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
 func newTrainSimCmd() *cobra.Command {
 	var (
 		taskName, logs, out, presetName, tokPath string
-		noOracle, asJSON                         bool
+		noOracle, noCheck, asJSON                bool
 		seed                                     uint64
 		steps                                    int
 	)
@@ -35,9 +37,17 @@ stops improving, and the best model is kept. Checkpoints are written as it
 goes (OUT/last, OUT/best); run the same command again to resume an
 interrupted run. Use the result as --user learned:OUT.
 
+Part of the oracle context is the task's check: after every agent turn that
+delivers an outcome (an answer, a revised document) the simulator is shown
+"Check: right." or "Check: wrong." — the comparison a person makes against
+the answer they hold. An LLM simulator makes it itself; an embedded one
+trained on a few thousand logs does not learn it (it learns that careful-
+looking answers get accepted, wrong or not: see the verdicts in 'calibrl
+fidelity'). --no-check leaves it out.
+
 --no-oracle-context trains the ablation that sees only the dialogue (use it
-as --user learned-nocontext:OUT): without the ground truth a simulator
-cannot tell a right answer from a wrong one.`,
+as --user learned-nocontext:OUT): without the ground truth (or the check) a
+simulator cannot tell a right answer from a wrong one.`,
 		Example: `  calibrl collect --task mathchat --agent scripted:careful,sloppy,guesser,answer-seeker -n 2000 --out logs.jsonl
   calibrl train-sim --task mathchat --logs logs.jsonl --out sim --preset quick
   calibrl eval --task mathchat --agent scripted:careful --user learned:sim`,
@@ -51,7 +61,14 @@ cannot tell a right answer from a wrong one.`,
 			if err != nil {
 				return err
 			}
+			t, err := task.Lookup(taskName)
+			if err != nil {
+				return err
+			}
 			cfg := sft.Config{Model: p.Sim, SFT: p.SimSFT, Vocab: p.Vocab, Oracle: !noOracle, Seed: seed}
+			if !noCheck {
+				cfg.Judge = chatlm.TaskJudge(t)
+			}
 			if steps > 0 {
 				cfg.SFT.Steps = steps
 			}
@@ -81,6 +98,7 @@ cannot tell a right answer from a wrong one.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json to use instead of training one on the logs")
 	f.BoolVar(&noOracle, "no-oracle-context", false, "train the ablation that does not see the oracle context")
+	f.BoolVar(&noCheck, "no-check", false, "do not show the simulator the task's verdict on each delivered answer or document (see --help)")
 	f.BoolVar(&asJSON, "json", false, "print the checkpoint's metadata as JSON")
 	f.Uint64Var(&seed, "seed", 1, "seed of initialisation, validation split and batch order")
 	f.IntVar(&steps, "steps", 0, "override the preset's number of optimizer steps")
