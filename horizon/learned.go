@@ -49,13 +49,15 @@ type LearnedArm struct {
 
 // LearnedResult is the study's outcome.
 type LearnedResult struct {
-	Task     string                  `json:"task"`
-	Preset   string                  `json:"preset"`
-	Horizons []int                   `json:"horizons"`
-	Rows     map[int][]reproduce.Row `json:"rows"`
-	Arms     []LearnedArm            `json:"arms"`
-	Oracle   map[int]float64         `json:"oracle"`
-	Runs     map[int]string          `json:"runs"`
+	Task   string `json:"task"`
+	Preset string `json:"preset"`
+	// Iterations is every arm's RL budget at every H.
+	Iterations int                     `json:"iterations"`
+	Horizons   []int                   `json:"horizons"`
+	Rows       map[int][]reproduce.Row `json:"rows"`
+	Arms       []LearnedArm            `json:"arms"`
+	Oracle     map[int]float64         `json:"oracle"`
+	Runs       map[int]string          `json:"runs"`
 }
 
 // RunLearned trains and evaluates every arm at every horizon (each run
@@ -70,7 +72,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		cfg.Log = slog.Default()
 	}
 	base, _, _ := strings.Cut(cfg.Task, ":")
-	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Horizons: cfg.Horizons,
+	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations, Horizons: cfg.Horizons,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	shared := filepath.Join(cfg.Out, "shared")
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log}
@@ -161,7 +163,7 @@ func (r *LearnedResult) write(dir string) error {
 }
 
 func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
-	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s\n\n", r.Task, r.Preset)
+	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s, %d RL iterations per arm\n\n", r.Task, r.Preset, r.Iterations)
 	fmt.Fprintln(w, "One base policy and one calibrated simulator were trained on logs mixing every horizon (shared/); at each H every arm was trained from that base on the task grown to need about H turns, with a turn limit of H, and evaluated against the human proxy on held-out instances. The gap is the oracle-interactive arm's held-out reward minus the arm's.")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| H | oracle |")

@@ -30,9 +30,10 @@ type Preset struct {
 	// sequences overfit 4000 conversations (held-out NLL turned up after
 	// ~1200 steps) and reach a lower held-out NLL on 16000 (0.185 → 0.144
 	// for the simulator at 2400 steps), for ~20 s more collection. The
-	// simulator gets the larger share of the quick preset's SFT: below
-	// ~1500 steps it still misquotes the numbers of the hidden facts it
-	// reveals ("each shell costs $5" for $1).
+	// simulator gets the larger share of the quick preset's SFT: at 1200
+	// steps it still misquotes the numbers of the hidden facts it reveals
+	// ("each shell costs $5" for $1) in about half of the careful agent's
+	// conversations, at 2400 in about one in ten.
 	LogEpisodes int
 	// PolicySFT and SimSFT are the two supervised budgets.
 	PolicySFT, SimSFT train.SFTConfig
@@ -77,7 +78,7 @@ func all() map[string]Preset {
 			Name: "quick", Level: "easy", Vocab: 768,
 			Policy:      lm.Config{Context: 512, Dim: 128, Layers: 4, Heads: 4},
 			Sim:         lm.Config{Context: 512, Dim: 128, Layers: 4, Heads: 4},
-			LogEpisodes: 16000, PolicySFT: sft(1000, 16, 2e-3, 100), SimSFT: sft(1800, 16, 2e-3, 100),
+			LogEpisodes: 16000, PolicySFT: sft(1000, 16, 2e-3, 200), SimSFT: sft(1500, 16, 2e-3, 200),
 			EvalEpisodes: 300, MaxTurns: 6,
 			RL: rl(40, 8, 8, 64, 10, 32, 6),
 		},

@@ -21,6 +21,7 @@ func newHorizonCmd() *cobra.Command {
 		out        string
 		task       string
 		presetName string
+		iterations int
 		cfg        = def
 	)
 	cmd := &cobra.Command{
@@ -74,7 +75,7 @@ with H).`,
 				return err
 			}
 			if !synthetic {
-				return runLearnedHorizon(cmd, task, presetName, hs, cfg.Seed, out, asJSON)
+				return runLearnedHorizon(cmd, task, presetName, iterations, hs, cfg.Seed, out, asJSON)
 			}
 			cfg.Horizons = hs
 			res, err := horizon.RunSynthetic(cfg)
@@ -112,14 +113,22 @@ with H).`,
 	f.StringVar(&out, "out", "", "also write report.md, result.json and "+horizon.PlotName+".png/.svg into this folder")
 	f.StringVar(&task, "task", "mathchat", "task of the learned-model study")
 	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, paper")
+	f.IntVar(&iterations, "iterations", 0, "RL iterations of every arm at every H in the learned-model study (0: the preset's)")
 	return cmd
 }
 
 // runLearnedHorizon runs the learned-model study.
-func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, hs []int, seed uint64, out string, asJSON bool) error {
+func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iterations int, hs []int, seed uint64, out string, asJSON bool) error {
 	p, err := preset.Get(presetName)
 	if err != nil {
 		return err
+	}
+	if iterations < 0 {
+		return fmt.Errorf("--iterations %d: want ≥ 0", iterations)
+	}
+	if iterations > 0 {
+		p.RL.Iterations = iterations
+		p.RL.CheckpointEvery = max(1, min(p.RL.CheckpointEvery, iterations/3))
 	}
 	if out == "" {
 		out = filepath.Join("runs", fmt.Sprintf("horizon-%s-%s-seed%d", taskName, p.Name, seed))
