@@ -83,7 +83,7 @@ func Plot(base string, reps []Report) error {
 		for t := range x {
 			x[t] = float64(t)
 		}
-		lines = append(lines, figure.Line{Name: fmt.Sprintf("%s (δ̄ %.3f)", r.Sim, r.DeltaMean), X: x, Y: r.Delta, Color: i})
+		lines = append(lines, figure.Line{Name: fmt.Sprintf("%s (mean δ %.3f)", r.Sim, r.DeltaMean), X: x, Y: r.Delta, Color: i})
 	}
 	if len(reps) > 0 {
 		r := reps[0]
