@@ -1,10 +1,17 @@
 package spec
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/train"
 )
 
 func TestNamesBuildOrExplain(t *testing.T) {
@@ -49,5 +56,47 @@ func TestNamesBuildOrExplain(t *testing.T) {
 	}
 	if got := Agents(" scripted:a, b ,,c"); strings.Join(got, "|") != "scripted:a|b|c" {
 		t.Errorf("Agents split = %v", got)
+	}
+}
+
+// A simulator trained with the task's check plays with it; one trained
+// without does not; the ablation's name must match the checkpoint.
+func TestLearnedUserPlaysAsTrained(t *testing.T) {
+	tk, err := task.Lookup("mathchat:easy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	human, _ := tk.User("human")
+	careful, _ := tk.Agent("careful")
+	eps, err := rollout.Run(context.Background(), tk, careful, human, rollout.Config{Split: "train", Instances: 6, Seed: 1, MaxTurns: 4, AgentName: "scripted:careful", UserName: "human"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit := func(judge chatlm.Judge) string {
+		sc := train.DefaultSFTConfig()
+		sc.Steps, sc.BatchSize, sc.EvalEvery, sc.CheckpointEvery = 2, 2, 1, 1
+		dir := filepath.Join(t.TempDir(), "sim")
+		cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: true, Judge: judge, Seed: 1}
+		if _, err := sft.Simulator(context.Background(), eps, cfg, dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, judged := range []bool{true, false} {
+		var judge chatlm.Judge
+		if judged {
+			judge = chatlm.TaskJudge(tk)
+		}
+		dir := fit(judge)
+		u, err := User(tk, "learned:"+dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := u.(*chatlm.User).Judge != nil; got != judged {
+			t.Errorf("trained with the check %v, plays with it %v", judged, got)
+		}
+		if _, err := User(tk, "learned-nocontext:"+dir); err == nil || !strings.Contains(err.Error(), "learned:") {
+			t.Errorf("learned-nocontext on an oracle-context simulator: %v", err)
+		}
 	}
 }

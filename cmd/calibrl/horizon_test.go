@@ -56,6 +56,7 @@ func TestHorizonErrors(t *testing.T) {
 		{"--task", "mathchat", "--preset", "huge"},
 		{"--task", "chess", "--preset", "tiny", "--horizons", "2,3,4", "--out", t.TempDir()},
 		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,4"},
+		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,3,4", "--iterations", "-1"},
 		{"--synthetic", "--horizons", "2,x"},
 		{"--synthetic", "--horizons", "2,4"},
 		{"--synthetic", "--eps", "0"},
