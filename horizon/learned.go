@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -41,6 +42,9 @@ type LearnedArm struct {
 	Arm string    `json:"arm"`
 	H   []int     `json:"h"`
 	Gap []float64 `json:"gap"`
+	// GapCI95 is each gap's 95% interval, from the two arms' own held-out
+	// intervals (diffCI).
+	GapCI95 [][2]float64 `json:"gap_ci95"`
 	// Fit is the least-squares slope of log(gap) on log(H) over the
 	// horizons whose gap is positive; nil when fewer than three are.
 	Fit  *Fit   `json:"fit,omitempty"`
@@ -102,6 +106,10 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		for _, h := range cfg.Horizons {
 			gap := res.Oracle[h] - reward(res.Rows[h], arm)
 			la.H, la.Gap = append(la.H, h), append(la.Gap, gap)
+			oLo, oHi := rewardCI(res.Rows[h], reproduce.ArmOracle)
+			aLo, aHi := rewardCI(res.Rows[h], arm)
+			lo, hi := diffCI(res.Oracle[h], oLo, oHi, reward(res.Rows[h], arm), aLo, aHi)
+			la.GapCI95 = append(la.GapCI95, [2]float64{lo, hi})
 			if gap > 0 {
 				fh, fg = append(fh, h), append(fg, gap)
 			}
@@ -118,6 +126,28 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		res.Arms = append(res.Arms, la)
 	}
 	return res, res.write(cfg.Out)
+}
+
+// rewardCI is the 95% interval of an arm's held-out reward.
+func rewardCI(rows []reproduce.Row, arm string) (lo, hi float64) {
+	for _, r := range rows {
+		if r.Arm == arm {
+			if r.BLEU != nil {
+				return r.CI95[0] / 100, r.CI95[1] / 100
+			}
+			return r.CI95[0], r.CI95[1]
+		}
+	}
+	return 0, 0
+}
+
+// diffCI is the 95% interval of a − b from the two independent estimates'
+// own intervals: the MOVER method (Zou & Donner 2008), which with Wilson
+// intervals is Newcombe's hybrid score interval for a difference of
+// proportions.
+func diffCI(a, aLo, aHi, b, bLo, bHi float64) (lo, hi float64) {
+	d := a - b
+	return d - math.Hypot(a-aLo, bHi-b), d + math.Hypot(aHi-a, b-bLo)
 }
 
 // reward is an arm's held-out reward (success rate, or BLEU/100).
@@ -168,7 +198,7 @@ func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| H | oracle |")
 	for _, a := range r.Arms {
-		fmt.Fprintf(w, " %s gap |", a.Arm)
+		fmt.Fprintf(w, " %s gap (95%% CI) |", a.Arm)
 	}
 	fmt.Fprint(w, "\n| --- | --- |")
 	for range r.Arms {
@@ -178,7 +208,7 @@ func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 	for i, h := range r.Horizons {
 		fmt.Fprintf(w, "| %d | %.3f |", h, r.Oracle[h])
 		for _, a := range r.Arms {
-			fmt.Fprintf(w, " %+.3f |", a.Gap[i])
+			fmt.Fprintf(w, " %+.3f [%+.3f, %+.3f] |", a.Gap[i], a.GapCI95[i][0], a.GapCI95[i][1])
 		}
 		fmt.Fprintln(w)
 	}

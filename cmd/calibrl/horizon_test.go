@@ -78,8 +78,9 @@ func TestHorizonLearnedTiny(t *testing.T) {
 	var res struct {
 		Horizons []int `json:"horizons"`
 		Arms     []struct {
-			Arm string    `json:"arm"`
-			Gap []float64 `json:"gap"`
+			Arm   string       `json:"arm"`
+			Gap   []float64    `json:"gap"`
+			GapCI [][2]float64 `json:"gap_ci95"`
 		} `json:"arms"`
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
@@ -89,8 +90,13 @@ func TestHorizonLearnedTiny(t *testing.T) {
 		t.Fatalf("got %d arms over %d horizons, want 3 over 3", len(res.Arms), len(res.Horizons))
 	}
 	for _, a := range res.Arms {
-		if len(a.Gap) != 3 {
-			t.Errorf("arm %s has %d gaps", a.Arm, len(a.Gap))
+		if len(a.Gap) != 3 || len(a.GapCI) != 3 {
+			t.Errorf("arm %s has %d gaps and %d intervals", a.Arm, len(a.Gap), len(a.GapCI))
+		}
+		for i, ci := range a.GapCI {
+			if !(ci[0] <= a.Gap[i] && a.Gap[i] <= ci[1]) {
+				t.Errorf("arm %s: gap %v outside its interval %v", a.Arm, a.Gap[i], ci)
+			}
 		}
 	}
 	for _, f := range []string{"report.md", "result.json", "h2/summary.json", "h3/summary.json", "h4/report.md",
