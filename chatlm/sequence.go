@@ -72,15 +72,6 @@ func (m *Model) Encode(msgs []tokenizer.Message, train tokenizer.Role, sampled [
 
 func msg2(m tokenizer.Message) []tokenizer.Message { return []tokenizer.Message{m} }
 
-// userEnded reports whether the user closed the episode.
-func userEnded(ep *dialog.Episode) bool {
-	switch ep.End {
-	case dialog.Solved, dialog.GaveUp, dialog.UserEnded:
-		return true
-	}
-	return false
-}
-
 // AgentSequence is an episode as the policy learns it: its view and the
 // dialog, the loss on the agent's turns.
 func (m *Model) AgentSequence(ep *dialog.Episode) (Sequence, error) {
@@ -93,7 +84,7 @@ func (m *Model) AgentSequence(ep *dialog.Episode) (Sequence, error) {
 // turn. judge, with the oracle context, marks delivered outcomes.
 func (m *Model) UserSequence(ep *dialog.Episode, oracle bool, judge Judge) (Sequence, error) {
 	msgs := UserMessages(&ep.Oracle, ep.Messages, oracle, judge)
-	if userEnded(ep) {
+	if ep.End.ByUser() {
 		if last := len(msgs) - 1; msgs[last].Role == string(dialog.RoleUser) {
 			msgs[last].Done = true
 		} else {

@@ -134,6 +134,12 @@ const (
 	UserEnded EndReason = "user_ended"
 )
 
+// ByUser reports whether the user, rather than the turn limit, ended the
+// episode.
+func (r EndReason) ByUser() bool {
+	return r == Solved || r == GaveUp || r == UserEnded
+}
+
 // Episode is one whole dialogue and its outcome.
 type Episode struct {
 	ID     string `json:"id"`

@@ -170,21 +170,12 @@ func convert(msgs []dialog.Message) []Message {
 	return out
 }
 
-// userEnded reports whether the user, rather than the turn limit, ended ep.
-func userEnded(ep *dialog.Episode) bool {
-	switch ep.End {
-	case dialog.Solved, dialog.GaveUp, dialog.UserEnded:
-		return true
-	}
-	return false
-}
-
 // SimRows are the simulator SFT conversations of eps.
 func SimRows(eps []dialog.Episode) []ChatRow {
 	rows := make([]ChatRow, 0, len(eps))
 	for i := range eps {
 		ep := &eps[i]
-		chat := remote.RolePlayChat(&ep.Oracle, ep.Messages, userEnded(ep), ep.End == dialog.Solved)
+		chat := remote.RolePlayChat(&ep.Oracle, ep.Messages, ep.End.ByUser(), ep.End == dialog.Solved)
 		rows = append(rows, ChatRow{Messages: convert(chat)})
 	}
 	return rows

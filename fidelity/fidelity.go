@@ -110,7 +110,7 @@ func verdicts(t rollout.Task, eps []dialog.Episode) Verdicts {
 			if !delivered {
 				continue
 			}
-			ended := j+2 == len(msgs) && (ep.End == dialog.Solved || ep.End == dialog.GaveUp || ep.End == dialog.UserEnded)
+			ended := j+2 == len(msgs) && ep.End.ByUser()
 			accepted := Classify(&ep.Oracle, msgs[j+1].Content, ended) == Accept
 			if right {
 				v.Right++
@@ -303,7 +303,7 @@ func ActsByTurn(eps []dialog.Episode, turns int) []map[Act]float64 {
 
 // EpisodeActs classifies each user turn of an episode in order.
 func EpisodeActs(ep *dialog.Episode) []Act {
-	userEnded := ep.End == dialog.Solved || ep.End == dialog.GaveUp || ep.End == dialog.UserEnded
+	userEnded := ep.End.ByUser()
 	last := len(ep.Messages) - 1
 	var acts []Act
 	for i, m := range ep.Messages {
