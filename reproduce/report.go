@@ -69,14 +69,16 @@ func (r *run) report() ([]Row, error) {
 	if err := r.f.WriteJSON("summary.json", rows); err != nil {
 		return nil, err
 	}
-	curves, err := r.curves()
+	recs, err := r.f.ReadMetrics()
 	if err != nil {
 		return nil, err
 	}
+	curves := curvesOf(recs)
+	diag := r.diagnostics(recs)
 	if err := r.plots(rows, curves); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, sums, curves) }); err != nil {
+	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, sums, curves, diag) }); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -100,44 +102,52 @@ type curve struct {
 	iter, train, human []float64
 }
 
-// curves reads the monitor's records from metrics.jsonl, keeping the last
-// record of each iteration (a resumed run logs some iterations twice).
-func (r *run) curves() (map[string]curve, error) {
-	recs, err := r.f.ReadMetrics()
-	if err != nil {
-		return nil, err
-	}
-	type point struct{ train, human float64 }
-	byArm := map[string]map[float64]point{}
+// perStep groups the metrics records that carry key by stage, in step
+// order, keeping the last record of each step (a resumed run logs some
+// iterations twice).
+func perStep(recs []map[string]any, key string) map[string][]map[string]any {
+	byStage := map[string]map[float64]map[string]any{}
 	for _, rec := range recs {
 		stage, _ := rec["stage"].(string)
-		tr, ok1 := rec["monitor/train_user_reward"].(float64)
-		step, ok2 := rec["step"].(float64)
-		if !ok1 || !ok2 {
+		step, ok := rec["step"].(float64)
+		if _, has := rec[key]; !ok || !has {
 			continue
 		}
-		hu, _ := rec["monitor/human_reward"].(float64)
-		if byArm[stage] == nil {
-			byArm[stage] = map[float64]point{}
+		if byStage[stage] == nil {
+			byStage[stage] = map[float64]map[string]any{}
 		}
-		byArm[stage][step] = point{tr, hu}
+		byStage[stage][step] = rec
 	}
-	out := map[string]curve{}
-	for arm, pts := range byArm {
-		var steps []float64
-		for s := range pts {
+	out := map[string][]map[string]any{}
+	for stage, bySteps := range byStage {
+		steps := make([]float64, 0, len(bySteps))
+		for s := range bySteps {
 			steps = append(steps, s)
 		}
 		sort.Float64s(steps)
-		var c curve
 		for _, s := range steps {
-			c.iter = append(c.iter, s)
-			c.train = append(c.train, pts[s].train)
-			c.human = append(c.human, pts[s].human)
+			out[stage] = append(out[stage], bySteps[s])
+		}
+	}
+	return out
+}
+
+// num is a metrics record's number under k (0 when absent).
+func num(rec map[string]any, k string) float64 { v, _ := rec[k].(float64); return v }
+
+// curvesOf reads the reward-hacking monitor's readings of each arm.
+func curvesOf(recs []map[string]any) map[string]curve {
+	out := map[string]curve{}
+	for arm, pts := range perStep(recs, "monitor/train_user_reward") {
+		var c curve
+		for _, rec := range pts {
+			c.iter = append(c.iter, num(rec, "step"))
+			c.train = append(c.train, num(rec, "monitor/train_user_reward"))
+			c.human = append(c.human, num(rec, "monitor/human_reward"))
 		}
 		out[arm] = c
 	}
-	return out, nil
+	return out
 }
 
 func (r *run) plots(rows []Row, curves map[string]curve) error {
@@ -184,7 +194,7 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 	return figure.Write(r.f.Path("plots", "comparison"), p)
 }
 
-func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[string]curve) error {
+func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[string]curve, diag []diagnosis) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
 	if r.cfg.Shared == "" {
@@ -228,10 +238,6 @@ func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[
 		fmt.Fprintln(w, "![training](plots/training.png)")
 		fmt.Fprintln(w)
 	}
-	diag, err := r.diagnostics()
-	if err != nil {
-		return err
-	}
 	if len(diag) > 0 {
 		fmt.Fprintln(w, "Diagnostics, from metrics.jsonl: the training batch's mean reward over the first and the last five iterations; how many iterations took no gradient step (every group's rewards equal, so every advantage zero); the share of sampled sequences that carried an advantage; the k3 KL to the base policy over the last five iterations. A flat reward with a growing KL is drift, not learning.")
 		fmt.Fprintln(w)
@@ -253,25 +259,9 @@ type diagnosis struct {
 	live, kl    float64
 }
 
-// diagnostics reads each RL arm's iteration records (the last record of
-// each iteration, as curves does).
-func (r *run) diagnostics() ([]diagnosis, error) {
-	recs, err := r.f.ReadMetrics()
-	if err != nil {
-		return nil, err
-	}
-	byArm := map[string]map[float64]map[string]any{}
-	for _, rec := range recs {
-		stage, _ := rec["stage"].(string)
-		step, ok := rec["step"].(float64)
-		if _, isIter := rec["rollout/reward_mean"]; !ok || !isIter {
-			continue
-		}
-		if byArm[stage] == nil {
-			byArm[stage] = map[float64]map[string]any{}
-		}
-		byArm[stage][step] = rec
-	}
+// diagnostics sums up each RL arm's iteration records.
+func (r *run) diagnostics(recs []map[string]any) []diagnosis {
+	byArm := perStep(recs, "rollout/reward_mean")
 	batch := float64(r.cfg.Preset.RL.InstancesPerStep * r.cfg.Preset.RL.Group)
 	var out []diagnosis
 	for _, arm := range Arms[1:] {
@@ -279,37 +269,31 @@ func (r *run) diagnostics() ([]diagnosis, error) {
 		if len(its) == 0 {
 			continue
 		}
-		steps := make([]float64, 0, len(its))
-		for s := range its {
-			steps = append(steps, s)
-		}
-		sort.Float64s(steps)
-		num := func(rec map[string]any, k string) float64 { v, _ := rec[k].(float64); return v }
-		avg := func(ss []float64, k string) float64 {
+		avg := func(recs []map[string]any, k string) float64 {
 			var sum float64
-			for _, s := range ss {
-				sum += num(its[s], k)
+			for _, rec := range recs {
+				sum += num(rec, k)
 			}
-			return sum / float64(len(ss))
+			return sum / float64(len(recs))
 		}
-		k := min(5, len(steps))
-		d := diagnosis{arm: arm, iters: len(steps), first: avg(steps[:k], "rollout/reward_mean"), last: avg(steps[len(steps)-k:], "rollout/reward_mean"),
-			kl: avg(steps[len(steps)-k:], "loss/kl")}
+		k := min(5, len(its))
+		d := diagnosis{arm: arm, iters: len(its), first: avg(its[:k], "rollout/reward_mean"), last: avg(its[len(its)-k:], "rollout/reward_mean"),
+			kl: avg(its[len(its)-k:], "loss/kl")}
 		var seqs float64
-		for _, s := range steps {
-			if num(its[s], "train/updates") == 0 {
+		for _, rec := range its {
+			if num(rec, "train/updates") == 0 {
 				d.idle++
 			}
-			seqs += num(its[s], "train/sequences")
+			seqs += num(rec, "train/sequences")
 		}
 		if batch > 0 {
 			// Interactive conversations may be split into one sequence per
 			// turn; the share is then an upper bound.
-			d.live = min(1, seqs/(batch*float64(len(steps))))
+			d.live = min(1, seqs/(batch*float64(len(its))))
 		}
 		out = append(out, d)
 	}
-	return out, nil
+	return out
 }
 
 func ordering(rows []Row) string {
