@@ -47,13 +47,26 @@ type Preset struct {
 }
 
 func rl(iterations, instances, group, maxNew, monitorEvery, monitorInstances, maxTurns int) train.GRPOConfig {
-	c := train.DefaultGRPOConfig()
-	c.Iterations, c.InstancesPerStep, c.Group, c.MaxTurns = iterations, instances, group, maxTurns
+	c := withIterations(train.DefaultGRPOConfig(), iterations)
+	c.InstancesPerStep, c.Group, c.MaxTurns = instances, group, maxTurns
 	c.Gen.MaxNewTokens, c.MonitorGen.MaxNewTokens = maxNew, maxNew
 	c.MonitorEvery, c.MonitorInstances = monitorEvery, monitorInstances
-	c.CheckpointEvery = max(1, min(c.CheckpointEvery, iterations/3))
 	c.MiniBatch = min(c.MiniBatch, instances*group)
 	return c
+}
+
+// withIterations sets the RL iterations, with a checkpoint at least every
+// third of the run.
+func withIterations(c train.GRPOConfig, iterations int) train.GRPOConfig {
+	c.Iterations = iterations
+	c.CheckpointEvery = max(1, min(c.CheckpointEvery, iterations/3))
+	return c
+}
+
+// WithRLIterations is p with every RL arm given n iterations.
+func (p Preset) WithRLIterations(n int) Preset {
+	p.RL = withIterations(p.RL, n)
+	return p
 }
 
 func sft(steps, batch int, lr float64, evalEvery int) train.SFTConfig {

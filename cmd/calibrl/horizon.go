@@ -127,8 +127,7 @@ func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iteratio
 		return fmt.Errorf("--iterations %d: want ≥ 0", iterations)
 	}
 	if iterations > 0 {
-		p.RL.Iterations = iterations
-		p.RL.CheckpointEvery = max(1, min(p.RL.CheckpointEvery, iterations/3))
+		p = p.WithRLIterations(iterations)
 	}
 	if out == "" {
 		out = filepath.Join("runs", fmt.Sprintf("horizon-%s-%s-seed%d", taskName, p.Name, seed))
