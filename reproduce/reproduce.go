@@ -103,7 +103,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	var stages []stage
 	if cfg.Shared == "" {
 		p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log,
-			tasks: []logSet{{t: t, name: cfg.Task, profiles: cfg.Profiles, maxTurns: cfg.Preset.MaxTurns, file: "logs.jsonl"}}}
+			tasks: []logSet{{t: t, name: cfg.Task, profiles: cfg.Profiles, maxTurns: cfg.Preset.MaxTurns,
+				episodes: cfg.Preset.LogEpisodes, file: "logs.jsonl"}}}
 		r.logsPath, r.shared = p.tasks[0].path(f), f.Path("checkpoints")
 		stages = p.stages()
 	} else {
@@ -228,8 +229,8 @@ type prep struct {
 	tasks  []logSet
 }
 
-// logSet is one task's logs: episodes conversations (0: the preset's
-// LogEpisodes) of the profiles, shared out between them.
+// logSet is one task's logs: episodes conversations of the profiles,
+// shared out between them.
 type logSet struct {
 	t        task.Task
 	name     string
@@ -293,14 +294,10 @@ func (p *prep) collect(ctx context.Context) error {
 			}
 			names[j] = "scripted:" + prof
 		}
-		n := l.episodes
-		if n == 0 {
-			n = p.preset.LogEpisodes
-		}
 		// The first task keeps the run's seed, so a single-task run's logs
 		// do not depend on whether it was prepared alone or with others.
 		seed := p.seed + uint64(i)*0x9e3779b97f4a7c15
-		all, err := rollout.Share(ctx, l.t, agents, names, human, rollout.Config{Split: "train", Instances: n,
+		all, err := rollout.Share(ctx, l.t, agents, names, human, rollout.Config{Split: "train", Instances: l.episodes,
 			Seed: seed, MaxTurns: l.maxTurns, UserName: "human"})
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
