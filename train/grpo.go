@@ -129,6 +129,9 @@ type GRPOConfig struct {
 	// Default greedy (temperature 0), which makes each point of the curve
 	// a deterministic function of the weights.
 	MonitorGen chatlm.GenConfig
+
+	// flipAdvantages negates every advantage: the learning test's sabotage.
+	flipAdvantages bool
 }
 
 // DefaultGRPOConfig returns the documented defaults.
@@ -408,6 +411,12 @@ func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rl
 
 		// 2. Group-relative advantages.
 		adv := GroupAdvantages(batch.rewards, cfg.Group, cfg.AdvEps)
+		for i := range adv {
+			if cfg.flipAdvantages {
+				adv[i] = -adv[i]
+			}
+		}
+		groupVar, flatGroups := groupRewardStats(batch.rewards, cfg.Group)
 
 		// 3–5. Old and reference log-probs, then the clipped updates.
 		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), it)
@@ -429,7 +438,7 @@ func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rl
 		}
 		tokens += seqTokens
 		rec := map[string]any{"step": r.st.Iter, "perf/iter_s": iterS, "perf/rollout_s": rolloutS,
-			"perf/tokens_per_s": seqTokens / iterS}
+			"perf/tokens_per_s": seqTokens / iterS, "rollout/group_reward_var": groupVar, "rollout/flat_groups": flatGroups}
 		for k, v := range batch.metrics {
 			rec[k] = v
 		}

@@ -111,3 +111,31 @@ func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float
 	st.ClipFrac = float64(clipped) / n
 	return st, dlogp
 }
+
+// groupRewardStats describes the groups GroupAdvantages sees (consecutive
+// groups of size group, the last one possibly shorter): the mean over
+// groups of the within-group population variance of the rewards, and the
+// share of flat groups, whose rewards are all equal and so carry no
+// advantage.
+func groupRewardStats(rewards []float64, group int) (meanVar, flat float64) {
+	if group <= 0 || len(rewards) == 0 {
+		return 0, 0
+	}
+	n := 0
+	for start := 0; start < len(rewards); start += group {
+		g := rewards[start:min(start+group, len(rewards))]
+		m := mean(g)
+		v := 0.0
+		equal := true
+		for _, r := range g {
+			v += (r - m) * (r - m)
+			equal = equal && r == g[0]
+		}
+		meanVar += v / float64(len(g))
+		if equal {
+			flat++
+		}
+		n++
+	}
+	return meanVar / float64(n), flat / float64(n)
+}
