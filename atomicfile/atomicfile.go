@@ -1,7 +1,12 @@
-// Package atomicfile writes files so that a reader sees either the old
-// content or the whole new content, never a partial file: the data goes to a
-// temporary file in the same folder, is synced, and is renamed over the
-// destination. An interrupted or failed write leaves nothing behind.
+// Package atomicfile writes files and folders so that a reader sees either
+// the old content or the whole new content, never a partial one: the data
+// goes to a temporary file (or folder) beside the destination, is synced,
+// and is renamed over the destination. An interrupted write leaves at most
+// a temporary name, which Clean removes once its writer is gone.
+//
+// Temporary names are ".<base>.tmp-<pid>-<random>": the writer's process
+// id lets Clean tell the leftovers of a killed process from the files a
+// live one is still writing.
 package atomicfile
 
 import (
@@ -10,13 +15,20 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 )
+
+// tempPattern is the os.CreateTemp / os.MkdirTemp pattern for a temporary
+// beside path.
+func tempPattern(path string) string {
+	return "." + filepath.Base(path) + ".tmp-" + strconv.Itoa(os.Getpid()) + "-*"
+}
 
 // Write creates or replaces path with what fill writes. If fill returns an
 // error the destination is untouched and the temporary file is removed.
 func Write(path string, fill func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPattern(path))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -1,6 +1,9 @@
 package lm
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,11 +25,20 @@ import (
 //	tokenizer.json         the tokenizer, stored as given (optional)
 //	optimizer.safetensors  AdamW moments exp_avg.<name>, exp_avg_sq.<name>;
 //	                       step and hyper-parameters in its metadata (optional)
+//	NAME.safetensors       further weight sets of the same layout (optional)
+//	NAME                   further files, stored as given (optional)
+//	checkpoint.json        size and SHA-256 of every file above, written last
+//
+// checkpoint.json is what makes the files one checkpoint: a loader reads
+// exactly the files it lists and refuses any whose content differs, so
+// files of two saves never mix unnoticed. A folder without it (Hugging
+// Face's, or written before it existed) loads unchecked.
 const (
 	ConfigFile    = "config.json"
 	WeightsFile   = "model.safetensors"
 	TokenizerFile = "tokenizer.json"
 	OptimizerFile = "optimizer.safetensors"
+	ManifestFile  = "checkpoint.json"
 )
 
 // Checkpoint is what a checkpoint folder holds.
@@ -33,6 +46,13 @@ type Checkpoint struct {
 	Model     *Model
 	Optimizer *AdamW // nil: no optimizer state (inference-only checkpoint)
 	Tokenizer []byte // tokenizer.json contents; nil: none
+	// Weights holds further parameter vectors of the model's layout (a
+	// trainer's best weights so far), each stored as NAME.safetensors.
+	Weights map[string][]float32
+	// Files holds further small files (a trainer's state), stored as
+	// named. They are covered by checkpoint.json like the rest, so they
+	// always belong to the weights beside them.
+	Files map[string][]byte
 }
 
 // hfConfig is config.json: Hugging Face GPT-2 keys, so other tools can
@@ -107,140 +127,462 @@ func (c Config) Mismatch(want Config) error {
 	return errors.Join(errs...)
 }
 
-// SaveCheckpoint writes ck into dir (created if needed). Every file is
-// written atomically; config.json goes last, so a folder whose config.json
-// is present was completely written at least once.
+// manifestFormat names the layout of checkpoint.json.
+const manifestFormat = "calibrl-checkpoint/1"
+
+// manifest is checkpoint.json.
+type manifest struct {
+	Format string                `json:"format"`
+	Files  map[string]fileDigest `json:"files"`
+}
+
+type fileDigest struct {
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// SaveCheckpoint writes ck into dir (created if needed), beside whatever
+// else dir holds (a run's final model sits next to its logs). Every file is
+// written atomically and checkpoint.json goes last, so a save interrupted
+// half way leaves a folder that LoadCheckpoint refuses rather than one that
+// mixes two saves. A folder that must survive interruptions whole — a
+// trainer's resumable checkpoint — is written with ReplaceCheckpoint.
 func SaveCheckpoint(dir string, ck Checkpoint) error {
-	if ck.Model == nil {
-		return fmt.Errorf("save checkpoint %s: no model", dir)
-	}
-	m := ck.Model
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", dir, err)
 	}
-	if ck.Tokenizer != nil {
-		if err := atomicfile.WriteBytes(filepath.Join(dir, TokenizerFile), ck.Tokenizer); err != nil {
-			return fmt.Errorf("save checkpoint %s: %w", dir, err)
-		}
-	}
-	ts := m.Config.tensors()
-	if o := ck.Optimizer; o != nil {
-		var named []namedTensor
-		for _, prefix := range []string{"exp_avg.", "exp_avg_sq."} {
-			src := o.M
-			if prefix == "exp_avg_sq." {
-				src = o.V
-			}
-			for _, t := range ts {
-				named = append(named, namedTensor{prefix + t.name, t.shape, src.Data[t.offset : t.offset+t.size()]})
-			}
-		}
-		f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-		meta := map[string]string{
-			"step": strconv.Itoa(o.Step), "lr": f(o.Config.LR), "beta1": f(o.Config.Beta1),
-			"beta2": f(o.Config.Beta2), "eps": f(o.Config.Eps), "weight_decay": f(o.Config.WeightDecay),
-		}
-		if err := writeTensors(filepath.Join(dir, OptimizerFile), named, meta); err != nil {
-			return fmt.Errorf("save checkpoint %s: %w", dir, err)
-		}
-	}
-	named := make([]namedTensor, len(ts))
-	for i, t := range ts {
-		named[i] = namedTensor{t.name, t.shape, m.Params.Data[t.offset : t.offset+t.size()]}
-	}
-	if err := writeTensors(filepath.Join(dir, WeightsFile), named, map[string]string{"format": "pt"}); err != nil {
+	if _, err := atomicfile.Clean(dir); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", dir, err)
 	}
-	cj, err := json.MarshalIndent(toHF(m.Config), "", "  ")
+	prev, _ := readManifest(dir) // files of the last save that this one drops
+	man, err := writeParts(dir, ck)
 	if err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", dir, err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, ConfigFile), append(cj, '\n')); err != nil {
+	if err := writeManifest(dir, man); err != nil {
+		return fmt.Errorf("save checkpoint %s: %w", dir, err)
+	}
+	stale := []string{OptimizerFile, TokenizerFile}
+	if prev != nil {
+		for name := range prev.Files {
+			stale = append(stale, name)
+		}
+	}
+	for _, name := range stale {
+		if _, ok := man.Files[name]; !ok {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("save checkpoint %s: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ReplaceCheckpoint writes ck as the whole of folder dir, atomically: the
+// checkpoint is written into a fresh folder beside dir, synced, and
+// swapped in (atomicfile.WriteDir), so whenever the process is killed, dir
+// holds either the previous checkpoint or this one, complete. Whatever
+// else dir held is gone.
+func ReplaceCheckpoint(dir string, ck Checkpoint) error {
+	err := atomicfile.WriteDir(dir, func(tmp string) error {
+		man, err := writeParts(tmp, ck)
+		if err != nil {
+			return err
+		}
+		return writeManifest(tmp, man)
+	})
+	if err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", dir, err)
 	}
 	return nil
 }
 
-func writeTensors(path string, named []namedTensor, meta map[string]string) error {
-	return atomicfile.Write(path, func(w io.Writer) error { return writeSafetensors(w, named, meta) })
+// writeParts writes every file of ck but the manifest into dir and
+// returns their digests.
+func writeParts(dir string, ck Checkpoint) (manifest, error) {
+	man := manifest{Format: manifestFormat, Files: map[string]fileDigest{}}
+	if ck.Model == nil {
+		return man, errors.New("no model")
+	}
+	m := ck.Model
+	if err := m.Config.Validate(); err != nil {
+		return man, err
+	}
+	ts := m.Config.tensors()
+	for name := range ck.Weights {
+		if err := checkExtraName(name + ".safetensors"); err != nil {
+			return man, fmt.Errorf("weights %q: %w", name, err)
+		}
+	}
+	for name := range ck.Files {
+		if err := checkExtraName(name); err != nil {
+			return man, fmt.Errorf("file %q: %w", name, err)
+		}
+		if strings.HasSuffix(name, ".safetensors") {
+			return man, fmt.Errorf("file %q: .safetensors names are for weights", name)
+		}
+	}
+	// Non-finite weights are never saved: they would only poison every
+	// run that resumed or evaluated them.
+	if err := finite(m.Config, m.Params.Data, ""); err != nil {
+		return man, fmt.Errorf("%s: %w", WeightsFile, err)
+	}
+	put := func(name string, fill func(w io.Writer) error) error {
+		h := sha256.New()
+		var n int64
+		err := atomicfile.Write(filepath.Join(dir, name), func(w io.Writer) error {
+			cw := &countWriter{w: io.MultiWriter(w, h)}
+			err := fill(cw)
+			n = cw.n
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		man.Files[name] = fileDigest{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+		return nil
+	}
+	putBytes := func(name string, data []byte) error {
+		return put(name, func(w io.Writer) error { _, err := w.Write(data); return err })
+	}
+	weights := func(data []float32, prefix string) []namedTensor {
+		named := make([]namedTensor, len(ts))
+		for i, t := range ts {
+			named[i] = namedTensor{prefix + t.name, t.shape, data[t.offset : t.offset+t.size()]}
+		}
+		return named
+	}
+	if ck.Tokenizer != nil {
+		if err := putBytes(TokenizerFile, ck.Tokenizer); err != nil {
+			return man, err
+		}
+	}
+	for _, name := range sortedKeys(ck.Files) {
+		if err := putBytes(name, ck.Files[name]); err != nil {
+			return man, err
+		}
+	}
+	if o := ck.Optimizer; o != nil {
+		if len(o.M.Data) != len(m.Params.Data) {
+			return man, fmt.Errorf("optimizer has %d moments, model %d parameters", len(o.M.Data), len(m.Params.Data))
+		}
+		named := append(weights(o.M.Data, "exp_avg."), weights(o.V.Data, "exp_avg_sq.")...)
+		f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+		meta := map[string]string{
+			"step": strconv.Itoa(o.Step), "lr": f(o.Config.LR), "beta1": f(o.Config.Beta1),
+			"beta2": f(o.Config.Beta2), "eps": f(o.Config.Eps), "weight_decay": f(o.Config.WeightDecay),
+		}
+		if err := put(OptimizerFile, func(w io.Writer) error { return writeSafetensors(w, named, meta) }); err != nil {
+			return man, err
+		}
+	}
+	for _, name := range sortedKeys(ck.Weights) {
+		data := ck.Weights[name]
+		if len(data) != len(m.Params.Data) {
+			return man, fmt.Errorf("weights %q have %d values, the model %d", name, len(data), len(m.Params.Data))
+		}
+		if err := finite(m.Config, data, ""); err != nil {
+			return man, fmt.Errorf("%s.safetensors: %w", name, err)
+		}
+		if err := put(name+".safetensors", func(w io.Writer) error {
+			return writeSafetensors(w, weights(data, ""), map[string]string{"format": "pt"})
+		}); err != nil {
+			return man, err
+		}
+	}
+	if err := put(WeightsFile, func(w io.Writer) error {
+		return writeSafetensors(w, weights(m.Params.Data, ""), map[string]string{"format": "pt"})
+	}); err != nil {
+		return man, err
+	}
+	cj, err := json.MarshalIndent(toHF(m.Config), "", "  ")
+	if err != nil {
+		return man, err
+	}
+	return man, putBytes(ConfigFile, append(cj, '\n'))
 }
 
-// LoadCheckpoint reads a folder written by SaveCheckpoint. Every tensor's
-// name and shape is checked against config.json; the error names the
-// first tensor that is missing, unexpected or of the wrong shape. The
-// optimizer and tokenizer are loaded when their files exist.
-func LoadCheckpoint(dir string) (*Checkpoint, error) {
-	cdata, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+// checkExtraName keeps a further file a plain name of its own in the
+// folder.
+func checkExtraName(name string) error {
+	switch {
+	case name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, "."):
+		return errors.New("want a plain file name")
+	case name == ConfigFile || name == WeightsFile || name == TokenizerFile || name == OptimizerFile || name == ManifestFile:
+		return errors.New("the name of a checkpoint's own file")
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func writeManifest(dir string, man manifest) error {
+	data, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
+		return err
 	}
-	cfg, err := parseConfig(cdata)
+	return atomicfile.WriteBytes(filepath.Join(dir, ManifestFile), append(data, '\n'))
+}
+
+// readManifest reads dir's checkpoint.json; nil and no error when there is
+// none.
+func readManifest(dir string) (*manifest, error) {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("load checkpoint %s: %s: %w", dir, ConfigFile, err)
+		return nil, err
 	}
-	m := newModel(cfg)
-	if _, err := readTensors(filepath.Join(dir, WeightsFile), cfg, "", m.Params); err != nil {
-		return nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
+	var man manifest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&man); err != nil {
+		return nil, fmt.Errorf("%s: %w", ManifestFile, err)
 	}
-	ck := &Checkpoint{Model: m}
-	opath := filepath.Join(dir, OptimizerFile)
-	if _, err := os.Stat(opath); err == nil {
-		o, err := loadOptimizer(opath, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
+	if man.Format != manifestFormat {
+		return nil, fmt.Errorf("%s: format %q, want %q", ManifestFile, man.Format, manifestFormat)
+	}
+	for name := range man.Files {
+		if name != ConfigFile && name != WeightsFile && name != TokenizerFile && name != OptimizerFile {
+			if err := checkExtraName(name); err != nil {
+				return nil, fmt.Errorf("%s: file %q: %w", ManifestFile, name, err)
+			}
 		}
-		ck.Optimizer = o
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	}
+	for _, name := range []string{ConfigFile, WeightsFile} {
+		if _, ok := man.Files[name]; !ok {
+			return nil, fmt.Errorf("%s does not list %s", ManifestFile, name)
+		}
+	}
+	return &man, nil
+}
+
+// loader reads one checkpoint folder and remembers the digest of every
+// file it read, to compare with the manifest once everything else checked
+// out: a file that is broken in itself gets the specific error (a bad
+// shape, a NaN), and one that is fine but from another save gets the
+// manifest's.
+type loader struct {
+	dir  string
+	man  *manifest // nil: no checkpoint.json
+	read map[string]fileDigest
+}
+
+func (l *loader) note(name string, size int64, sum string) {
+	l.read[name] = fileDigest{Bytes: size, SHA256: sum}
+}
+
+// verify compares every file read with the manifest.
+func (l *loader) verify() error {
+	if l.man == nil {
+		return nil
+	}
+	for _, name := range sortedKeys(l.read) {
+		got, want := l.read[name], l.man.Files[name]
+		if got != want {
+			return fmt.Errorf("%s does not match %s (%d bytes, sha256 %.12s…; recorded %d bytes, %.12s…): the checkpoint's files come from different saves", name, ManifestFile, got.Bytes, got.SHA256, want.Bytes, want.SHA256)
+		}
+	}
+	return nil
+}
+
+// has reports whether the checkpoint has an optional file: listed in the
+// manifest, or, without one, present.
+func (l *loader) has(name string) (bool, error) {
+	if l.man != nil {
+		_, ok := l.man.Files[name]
+		return ok, nil
+	}
+	_, err := os.Stat(filepath.Join(l.dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// readSmall reads a small file of the checkpoint.
+func (l *loader) readSmall(name string) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(l.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	l.note(name, int64(len(data)), hex.EncodeToString(sum[:]))
+	return data, nil
+}
+
+// LoadCheckpoint reads a folder written by SaveCheckpoint or
+// ReplaceCheckpoint. config.json is checked against sane bounds and every
+// tensor's name and shape against config.json before anything is
+// allocated; the error names the file and the first tensor that is
+// missing, unexpected or of the wrong shape. Weights or moments that hold
+// a NaN or an infinity are refused. With a checkpoint.json, exactly the
+// files it lists are read and each must match it; without one (a Hugging
+// Face folder), the optimizer and tokenizer are loaded when their files
+// exist.
+func LoadCheckpoint(dir string) (*Checkpoint, error) {
+	ck, err := loadCheckpoint(dir)
+	if err != nil {
 		return nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
 	}
-	tok, err := os.ReadFile(filepath.Join(dir, TokenizerFile))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
-	}
-	ck.Tokenizer = tok
 	return ck, nil
 }
 
-func loadOptimizer(path string, cfg Config) (*AdamW, error) {
+func loadCheckpoint(dir string) (*Checkpoint, error) {
+	man, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &loader{dir: dir, man: man, read: map[string]fileDigest{}}
+	cdata, err := l.readSmall(ConfigFile)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := parseConfig(cdata)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ConfigFile, err)
+	}
+	ck := &Checkpoint{}
+	// The weights file's header is checked against the config before the
+	// model is allocated: a config that claims a huge model is refused by
+	// the file it describes.
+	wf, err := openChecked(dir, WeightsFile, cfg, "")
+	if err != nil {
+		return nil, err
+	}
+	defer wf.Close()
+	m := newModel(cfg)
+	if err := l.readTensors(wf, WeightsFile, cfg, map[string][]float32{"": m.Params.Data}); err != nil {
+		return nil, err
+	}
+	ck.Model = m
+	if ok, err := l.has(OptimizerFile); err != nil {
+		return nil, err
+	} else if ok {
+		if ck.Optimizer, err = l.loadOptimizer(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if ok, err := l.has(TokenizerFile); err != nil {
+		return nil, err
+	} else if ok {
+		if ck.Tokenizer, err = l.readSmall(TokenizerFile); err != nil {
+			return nil, err
+		}
+	}
+	if man != nil {
+		for _, name := range sortedKeys(man.Files) {
+			switch name {
+			case ConfigFile, WeightsFile, OptimizerFile, TokenizerFile:
+				continue
+			}
+			if base, ok := strings.CutSuffix(name, ".safetensors"); ok {
+				f, err := openChecked(dir, name, cfg, "")
+				if err != nil {
+					return nil, err
+				}
+				data := make([]float32, cfg.NumParams())
+				err = l.readTensors(f, name, cfg, map[string][]float32{"": data})
+				f.Close()
+				if err != nil {
+					return nil, err
+				}
+				if ck.Weights == nil {
+					ck.Weights = map[string][]float32{}
+				}
+				ck.Weights[base] = data
+				continue
+			}
+			data, err := l.readSmall(name)
+			if err != nil {
+				return nil, err
+			}
+			if ck.Files == nil {
+				ck.Files = map[string][]byte{}
+			}
+			ck.Files[name] = data
+		}
+	}
+	if err := l.verify(); err != nil {
+		return nil, err
+	}
+	return ck, nil
+}
+
+// openChecked opens a tensors file of the checkpoint and checks its header
+// against cfg's layout under each prefix, before anything is allocated.
+func openChecked(dir, name string, cfg Config, prefixes ...string) (*tensorFile, error) {
+	tf, err := openTensors(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkLayout(tf.entries, cfg, prefixes); err != nil {
+		tf.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return tf, nil
+}
+
+// readTensors reads tf's tensors into the buffers of each prefix (laid
+// out as cfg's parameters) and checks them for NaN and infinities.
+func (l *loader) readTensors(tf *tensorFile, name string, cfg Config, dst map[string][]float32) error {
+	byName := map[string][]float32{}
+	for prefix, buf := range dst {
+		for _, t := range cfg.tensors() {
+			byName[prefix+t.name] = buf[t.offset : t.offset+t.size()]
+		}
+	}
+	sum, err := tf.read(func(n string) []float32 { return byName[n] })
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	l.note(name, tf.size, sum)
+	return nil
+}
+
+func (l *loader) loadOptimizer(cfg Config) (*AdamW, error) {
+	tf, err := openChecked(l.dir, OptimizerFile, cfg, "exp_avg.", "exp_avg_sq.")
+	if err != nil {
+		return nil, err
+	}
+	defer tf.Close()
 	o, err := NewAdamW(cfg, DefaultAdamW())
 	if err != nil {
 		return nil, err
 	}
-	file, err := os.ReadFile(path)
-	if err != nil {
+	if err := l.readTensors(tf, OptimizerFile, cfg, map[string][]float32{"exp_avg.": o.M.Data, "exp_avg_sq.": o.V.Data}); err != nil {
 		return nil, err
 	}
-	tensors, meta, err := parseSafetensors(file)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	var first, second []namedTensor
-	for _, t := range tensors {
-		switch {
-		case strings.HasPrefix(t.name, "exp_avg."):
-			first = append(first, t)
-		case strings.HasPrefix(t.name, "exp_avg_sq."):
-			second = append(second, t)
-		default:
-			return nil, fmt.Errorf("%s: unexpected tensor %s", filepath.Base(path), t.name)
-		}
-	}
-	if err := fillParams(first, cfg, "exp_avg.", o.M); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	if err := fillParams(second, cfg, "exp_avg_sq.", o.V); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
+	meta := tf.meta
 	num := func(key string) (float64, error) {
 		v, err := strconv.ParseFloat(meta[key], 64)
 		if err != nil {
-			return 0, fmt.Errorf("%s: metadata %s: %w", filepath.Base(path), key, err)
+			return 0, fmt.Errorf("%s: metadata %s: %w", OptimizerFile, key, err)
 		}
 		return v, nil
 	}
 	step, err := strconv.Atoi(meta["step"])
 	if err != nil || step < 0 {
-		return nil, fmt.Errorf("%s: metadata step %q is not a step count", filepath.Base(path), meta["step"])
+		return nil, fmt.Errorf("%s: metadata step %q is not a step count", OptimizerFile, meta["step"])
 	}
 	o.Step = step
 	for key, dst := range map[string]*float64{"lr": &o.Config.LR, "beta1": &o.Config.Beta1, "beta2": &o.Config.Beta2, "eps": &o.Config.Eps, "weight_decay": &o.Config.WeightDecay} {
@@ -249,57 +591,63 @@ func loadOptimizer(path string, cfg Config) (*AdamW, error) {
 		}
 	}
 	if err := o.Config.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("%s: %w", OptimizerFile, err)
 	}
 	return o, nil
 }
 
-// readTensors loads a safetensors file into p, checking names and shapes.
-func readTensors(path string, cfg Config, prefix string, p *Params) (map[string]string, error) {
-	file, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	tensors, meta, err := parseSafetensors(file)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	if err := fillParams(tensors, cfg, prefix, p); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
-	}
-	return meta, nil
-}
-
-// fillParams copies tensors (named prefix+name) into p after checking that
-// the set of names and every shape match the layout of cfg.
-func fillParams(tensors []namedTensor, cfg Config, prefix string, p *Params) error {
-	byName := make(map[string]namedTensor, len(tensors))
-	for _, t := range tensors {
-		byName[t.name] = t
+// checkLayout checks that entries are exactly cfg's tensors under each
+// prefix, with the config's shapes.
+func checkLayout(entries []stEntry, cfg Config, prefixes []string) error {
+	byName := make(map[string]stEntry, len(entries))
+	for _, e := range entries {
+		byName[e.name] = e
 	}
 	want := cfg.tensors()
-	for _, w := range want {
-		t, ok := byName[prefix+w.name]
-		if !ok {
-			return fmt.Errorf("tensor %s missing (config wants shape %s)", prefix+w.name, shapeString(w.shape))
-		}
-		if shapeString(t.shape) != shapeString(w.shape) {
-			return fmt.Errorf("tensor %s has shape %s, config wants %s", prefix+w.name, shapeString(t.shape), shapeString(w.shape))
-		}
-	}
-	if len(byName) != len(want) {
-		known := make(map[string]bool, len(want))
+	known := make(map[string]bool, len(want)*len(prefixes))
+	for _, prefix := range prefixes {
 		for _, w := range want {
 			known[prefix+w.name] = true
-		}
-		for _, t := range tensors {
-			if !known[t.name] {
-				return fmt.Errorf("unexpected tensor %s %s not in config", t.name, shapeString(t.shape))
+			e, ok := byName[prefix+w.name]
+			if !ok {
+				return fmt.Errorf("tensor %s missing (config wants shape %s)", prefix+w.name, shapeString(w.shape))
+			}
+			if shapeString(e.shape) != shapeString(w.shape) {
+				return fmt.Errorf("tensor %s has shape %s, config wants %s", prefix+w.name, shapeString(e.shape), shapeString(w.shape))
 			}
 		}
 	}
-	for _, w := range want {
-		copy(p.Data[w.offset:w.offset+w.size()], byName[prefix+w.name].data)
+	for _, e := range entries {
+		if !known[e.name] {
+			return fmt.Errorf("unexpected tensor %s %s not in config", e.name, shapeString(e.shape))
+		}
+	}
+	return nil
+}
+
+// finite reports the first tensor of data (laid out as cfg's parameters)
+// that holds a NaN or an infinity.
+func finite(cfg Config, data []float32, prefix string) error {
+	for _, v := range data {
+		if v-v != 0 {
+			goto bad
+		}
+	}
+	return nil
+bad:
+	for _, t := range cfg.tensors() {
+		n, first := 0, -1
+		for i, v := range data[t.offset : t.offset+t.size()] {
+			if v-v != 0 {
+				if n == 0 {
+					first = i
+				}
+				n++
+			}
+		}
+		if n > 0 {
+			return fmt.Errorf("tensor %s holds %d non-finite values (the first, %v, at index %d)", prefix+t.name, n, data[t.offset+first], first)
+		}
 	}
 	return nil
 }

@@ -33,25 +33,47 @@ func DefaultConfig() Config {
 	return Config{VocabSize: 512, Context: 256, Dim: 128, Layers: 4, Heads: 4}
 }
 
-// Validate reports the first field that cannot build a model.
+// Bounds on a Config. They are far above anything this CPU engine trains
+// (GPT-2 XL has vocab 50257, context 1024, width 1600, 48 layers, 1.6e9
+// parameters) and exist so that a corrupt or hostile config.json is refused
+// with an error instead of asking for terabytes.
+const (
+	MaxVocab   = 1 << 20
+	MaxContext = 1 << 16
+	MaxDim     = 1 << 14
+	MaxLayers  = 1 << 10
+	// MaxParams bounds the parameter count: the weights, their gradients
+	// and AdamW's two moments take 16 bytes a parameter.
+	MaxParams = 1 << 31
+)
+
+// Validate reports every field that cannot build a model. The fields are
+// named as in config.json.
 func (c Config) Validate() error {
 	var errs []error
-	if c.VocabSize < 2 {
-		errs = append(errs, fmt.Errorf("vocab size %d, want ≥ 2", c.VocabSize))
+	bound := func(name string, v, lo, hi int) bool {
+		switch {
+		case v < lo:
+			errs = append(errs, fmt.Errorf("%s %d, want ≥ %d", name, v, lo))
+		case v > hi:
+			errs = append(errs, fmt.Errorf("%s %d, want ≤ %d", name, v, hi))
+		default:
+			return true
+		}
+		return false
 	}
-	if c.Context < 2 {
-		errs = append(errs, fmt.Errorf("context %d, want ≥ 2", c.Context))
+	okV := bound("vocab_size", c.VocabSize, 2, MaxVocab)
+	okT := bound("n_positions", c.Context, 2, MaxContext)
+	okC := bound("n_embd", c.Dim, 1, MaxDim)
+	okL := bound("n_layer", c.Layers, 1, MaxLayers)
+	if bound("n_head", c.Heads, 1, MaxDim) && okC && c.Dim%c.Heads != 0 {
+		errs = append(errs, fmt.Errorf("dim %d not divisible by heads %d (n_embd %% n_head must be 0)", c.Dim, c.Heads))
 	}
-	if c.Dim < 1 {
-		errs = append(errs, fmt.Errorf("dim %d, want ≥ 1", c.Dim))
-	}
-	if c.Layers < 1 {
-		errs = append(errs, fmt.Errorf("layers %d, want ≥ 1", c.Layers))
-	}
-	if c.Heads < 1 {
-		errs = append(errs, fmt.Errorf("heads %d, want ≥ 1", c.Heads))
-	} else if c.Dim%c.Heads != 0 {
-		errs = append(errs, fmt.Errorf("dim %d not divisible by heads %d", c.Dim, c.Heads))
+	// Each factor is bounded, so the count cannot overflow an int64.
+	if okV && okT && okC && okL {
+		if n := c.NumParams(); n > MaxParams {
+			errs = append(errs, fmt.Errorf("%d parameters, want ≤ %d", n, MaxParams))
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("lm config: %w", err)

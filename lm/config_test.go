@@ -20,7 +20,11 @@ func TestConfig(t *testing.T) {
 		{"A untied", untied, 891648 + 512*128, ""},
 		{"tiny", tinyConfig(), 11*8 + 8*8 + 2*(12*64+13*8) + 16, ""},
 		{"heads do not divide", Config{VocabSize: 10, Context: 4, Dim: 6, Layers: 1, Heads: 4}, 0, "not divisible"},
-		{"zero value", Config{}, 0, "vocab size 0"},
+		{"zero value", Config{}, 0, "vocab_size 0, want ≥ 2"},
+		{"absurd width", Config{VocabSize: 10, Context: 4, Dim: 65536, Layers: 1, Heads: 4}, 0, "n_embd 65536, want ≤ 16384"},
+		{"absurd depth", Config{VocabSize: 10, Context: 4, Dim: 8, Layers: 100000000, Heads: 4}, 0, "n_layer 100000000, want ≤ 1024"},
+		{"absurd vocabulary", Config{VocabSize: 2000000000, Context: 4, Dim: 8, Layers: 1, Heads: 4}, 0, "vocab_size 2000000000, want ≤ 1048576"},
+		{"too many parameters", Config{VocabSize: 1 << 20, Context: 4, Dim: 1 << 14, Layers: 1, Heads: 4}, 0, "parameters, want ≤ 2147483648"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

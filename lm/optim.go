@@ -1,6 +1,7 @@
 package lm
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -66,11 +67,25 @@ func NewAdamW(cfg Config, ac AdamWConfig) (*AdamW, error) {
 	return o, nil
 }
 
+// ErrNonFinite marks an update refused because a gradient (or a loss)
+// was NaN or infinite: training has diverged, and taking the step would
+// only spread NaN through the weights and the checkpoints after them.
+var ErrNonFinite = errors.New("non-finite")
+
 // Update takes one AdamW step on m.Params from m.Grads at learning rate lr
-// (usually LRSchedule.At(o.Step)). It does not clear the gradients.
+// (usually LRSchedule.At(o.Step)). It does not clear the gradients. A
+// gradient holding a NaN or an infinity is refused (ErrNonFinite) before
+// anything changes: the weights, the moments and the step stay as they
+// were.
 func (o *AdamW) Update(m *Model, lr float64) error {
 	if len(o.M.Data) != len(m.Params.Data) {
 		return fmt.Errorf("adamw: optimizer has %d moments, model %d parameters", len(o.M.Data), len(m.Params.Data))
+	}
+	if !(lr >= 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("adamw: learning rate %v: %w", lr, ErrNonFinite)
+	}
+	if err := finite(m.Config, m.Grads.Data, "grad "); err != nil {
+		return fmt.Errorf("adamw: step %d refused, weights unchanged: %w: %w", o.Step+1, ErrNonFinite, err)
 	}
 	o.Step++
 	c := o.Config

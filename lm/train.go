@@ -1,6 +1,9 @@
 package lm
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // TrainConfig is what one supervised step needs besides the batch.
 type TrainConfig struct {
@@ -34,6 +37,9 @@ func SFTStep(m *Model, opt *AdamW, tc TrainConfig, tokens []int, B, T int, lens 
 	nll, dlogp, err := MaskedNLL(logp, mask)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("sft step: %w", err)
+	}
+	if math.IsNaN(nll) || math.IsInf(nll, 0) {
+		return StepStats{}, fmt.Errorf("sft step: loss %v: %w (training diverged; no update taken)", nll, ErrNonFinite)
 	}
 	m.ZeroGrad()
 	if err := m.Backward(dlogp); err != nil {
