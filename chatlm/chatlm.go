@@ -207,12 +207,16 @@ type Turn struct {
 	// log-probabilities under the model.
 	IDs      []int
 	LogProbs []float32
+	// Forced marks the ids a tool wrote (nil: none); they carry no loss.
+	Forced []bool
 }
 
 // Generate writes the next turn of role ("user" or "assistant") for each
 // conversation, each drawing only from its own rngs[i]. Conversations too
 // long for the context lose their oldest turns after the system turn.
-func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig, rngs []*rand.Rand) ([]Turn, error) {
+// tool, when not nil, writes its part of each turn as the turn is sampled
+// (dialog.Tool): its text, encoded, is forced into the sequence.
+func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig, rngs []*rand.Rand, tool dialog.Tool) ([]Turn, error) {
 	if len(convs) != len(rngs) {
 		return nil, fmt.Errorf("generate: %d random sources for %d conversations", len(rngs), len(convs))
 	}
@@ -232,6 +236,7 @@ func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig,
 	}
 	comps, err := m.LM.Sample(prompts, lm.SampleConfig{
 		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
+		Force: m.forcer(tool),
 	}, rngs)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
@@ -245,9 +250,25 @@ func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig,
 			Clean:    r.Stop == tokenizer.End || r.Stop == tokenizer.Done,
 			IDs:      c.Tokens,
 			LogProbs: c.LogProbs,
+			Forced:   c.Forced,
 		}
 	}
 	return out, nil
+}
+
+// forcer adapts a tool to the sampler: after every sampled token the tool
+// reads the turn so far as text (a decode of at most MaxNewTokens ids),
+// and what it writes is encoded as the ids to force.
+func (m *Model) forcer(tool dialog.Tool) func(int, []int) []int {
+	if tool == nil {
+		return nil
+	}
+	return func(_ int, ids []int) []int {
+		if ins := tool.Complete(m.Tok.Decode(ids)); ins != "" {
+			return m.Tok.Encode(ins)
+		}
+		return nil
+	}
 }
 
 // Prompt renders the prompt for the next turn of role, dropping the

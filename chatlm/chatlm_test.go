@@ -19,7 +19,7 @@ func TestSequencesMaskOneSide(t *testing.T) {
 	eps := chatlmtest.AddEpisodes(4, 1)
 	m := chatlmtest.TinyModel(t, eps)
 	ep := &eps[0]
-	agent, err := m.AgentSequence(ep)
+	agent, err := m.AgentSequence(ep, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

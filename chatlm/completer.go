@@ -69,7 +69,7 @@ func (c *Completer) Complete(ctx context.Context, messages []dialog.Message) (st
 	var turns []Turn
 	if err == nil {
 		c.User.mu.Lock()
-		turns, err = c.User.Model.Generate([][]tokenizer.Message{conv}, string(dialog.RoleUser), c.User.Gen, []*rand.Rand{rand.New(rand.NewPCG(seed, 1))})
+		turns, err = c.User.Model.Generate([][]tokenizer.Message{conv}, string(dialog.RoleUser), c.User.Gen, []*rand.Rand{rand.New(rand.NewPCG(seed, 1))}, nil)
 		c.User.mu.Unlock()
 	}
 	c.mu.Unlock()

@@ -14,6 +14,9 @@ import (
 type Agent struct {
 	Model *Model
 	Gen   GenConfig
+	// Tool, when set, writes its part of every turn (the task's
+	// calculator: dialog.ToolOf).
+	Tool dialog.Tool
 
 	mu sync.Mutex // the engine model is not safe for concurrent use
 }
@@ -55,7 +58,7 @@ func (a *Agent) ActBatch(ctx context.Context, sessions []dialog.AgentSession, hi
 		rngs[i] = own[i].rng
 	}
 	a.mu.Lock()
-	turns, err := a.Model.Generate(convs, string(dialog.RoleAssistant), a.Gen, rngs)
+	turns, err := a.Model.Generate(convs, string(dialog.RoleAssistant), a.Gen, rngs, a.Tool)
 	a.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -71,12 +74,12 @@ func (a *Agent) ActBatch(ctx context.Context, sessions []dialog.AgentSession, hi
 // Sampled lines up the session's recorded turns with the agent messages of
 // a conversation as AgentMessages renders it (system turn first), for
 // Model.Encode.
-func (s *AgentSession) Sampled(history []dialog.Message) [][]int {
-	sampled := make([][]int, len(history)+1)
+func (s *AgentSession) Sampled(history []dialog.Message) []*Turn {
+	sampled := make([]*Turn, len(history)+1)
 	k := 0
 	for i, m := range history {
 		if m.Role == dialog.RoleAssistant && k < len(s.Turns) {
-			sampled[i+1] = s.Turns[k].IDs
+			sampled[i+1] = &s.Turns[k]
 			k++
 		}
 	}
@@ -176,7 +179,7 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 		rngs[i] = own[i].rng
 	}
 	u.mu.Lock()
-	turns, err := u.Model.Generate(convs, string(dialog.RoleUser), u.Gen, rngs)
+	turns, err := u.Model.Generate(convs, string(dialog.RoleUser), u.Gen, rngs, nil)
 	u.mu.Unlock()
 	return turns, own, err
 }

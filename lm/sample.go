@@ -24,6 +24,12 @@ type SampleConfig struct {
 	// Stop ends a sequence when one of these ids is sampled; the stop token
 	// is included in the output. Default none.
 	Stop []int
+	// Force, when set, is asked after every sampled token that does not
+	// end sequence seq, with its new tokens so far; the ids it returns are
+	// appended as if sampled (a tool writing part of the turn) and read
+	// through the cache in the next step. They count towards MaxNewTokens
+	// and the context, and are cut to fit. Default nil.
+	Force func(seq int, tokens []int) []int `json:"-"`
 }
 
 // DefaultSampleConfig returns the defaults documented on SampleConfig.
@@ -70,9 +76,13 @@ type Completion struct {
 	Tokens []int // new tokens, the stop token included
 	// LogProbs[i] = log p(Tokens[i] | prompt, Tokens[:i]) under the model
 	// itself (temperature 1, no top-p): the same number Forward returns for
-	// that position, ready for importance ratios.
+	// that position, ready for importance ratios; 0 for a forced token,
+	// which was not sampled.
 	LogProbs []float32
-	Reason   StopReason
+	// Forced[i] marks Tokens[i] as written by SampleConfig.Force; nil when
+	// nothing was forced.
+	Forced []bool
+	Reason StopReason
 }
 
 // Sample continues each prompt with its own random source: sequence i
@@ -113,7 +123,11 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 	if S == 0 {
 		return out, nil
 	}
-	st := m.decoder(S, total)
+	rowsNeeded := total
+	if sc.Force != nil {
+		rowsNeeded += S * maxForced // a step may carry forced rows
+	}
+	st := m.decoder(S, rowsNeeded)
 	stop := make(map[int]bool, len(sc.Stop))
 	for _, t := range sc.Stop {
 		stop[t] = true
@@ -141,12 +155,16 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 	for {
 		next := rows[:0]
 		var keep []int
+		heads = heads[:0]
 		for i, s := range active {
 			row := logits[i*cfg.VocabSize : (i+1)*cfg.VocabSize]
 			tok, lp := pickToken(row, sc, rngs[s], st.order, st.probs)
 			c := &out[s]
 			c.Tokens = append(c.Tokens, tok)
 			c.LogProbs = append(c.LogProbs, lp)
+			if c.Forced != nil {
+				c.Forced = append(c.Forced, false)
+			}
 			pos := len(prompts[s]) + len(c.Tokens) - 1 // where tok would be read
 			switch {
 			case stop[tok]:
@@ -158,6 +176,10 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 			default:
 				keep = append(keep, s)
 				next = append(next, kvRow{seq: s, pos: pos, tok: tok})
+				if sc.Force != nil {
+					next = c.force(sc.Force(s, c.Tokens), next, s, pos, sc.MaxNewTokens, cfg.Context)
+				}
+				heads = append(heads, len(next)-1)
 			}
 		}
 		if len(keep) == 0 {
@@ -165,12 +187,33 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 		}
 		active = keep
 		rows = next
-		heads = heads[:0]
-		for i := range rows {
-			heads = append(heads, i)
-		}
 		logits = st.step(m, rows, heads)
 	}
+}
+
+// maxForced bounds the ids one Force call may add (a calculator's result
+// is a few), so the step buffers can be sized before sampling starts.
+const maxForced = 24
+
+// force appends the forced ids to c and their rows to rows, after the
+// sampled token at pos, cut so that one more token can still be sampled
+// within maxNew and the context.
+func (c *Completion) force(ids []int, rows []kvRow, seq, pos, maxNew, context int) []kvRow {
+	n := min(len(ids), maxForced, maxNew-1-len(c.Tokens), context-1-pos)
+	if n <= 0 {
+		return rows
+	}
+	if c.Forced == nil {
+		c.Forced = make([]bool, len(c.Tokens), len(c.Tokens)+n)
+	}
+	for _, id := range ids[:n] {
+		pos++
+		c.Tokens = append(c.Tokens, id)
+		c.LogProbs = append(c.LogProbs, 0)
+		c.Forced = append(c.Forced, true)
+		rows = append(rows, kvRow{seq: seq, pos: pos, tok: id})
+	}
+	return rows
 }
 
 // pickToken draws the next token from one row of logits [V] and returns it

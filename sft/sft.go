@@ -79,7 +79,10 @@ type Config struct {
 	// Judge, with Oracle, shows a simulator the task's verdict on every
 	// delivered outcome (chatlm.Judge).
 	Judge chatlm.Judge
-	Seed  uint64
+	// Tool is the task's tool (dialog.ToolOf) the logged agents wrote
+	// with: a policy gets no loss on what it wrote.
+	Tool dialog.Tool
+	Seed uint64
 }
 
 // Simulator fits a user simulator to eps' user turns and writes it to out.
@@ -113,7 +116,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 		if role == "user" {
 			s, err = m.UserSequence(&eps[i], cfg.Oracle, cfg.Judge)
 		} else {
-			s, err = m.AgentSequence(&eps[i])
+			s, err = m.AgentSequence(&eps[i], cfg.Tool)
 		}
 		if err != nil {
 			return Meta{}, fmt.Errorf("sft: episode %s: %w", eps[i].ID, err)

@@ -28,7 +28,7 @@ func Agent(t task.Task, s string) (dialog.Agent, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &chatlm.Agent{Model: m, Gen: EvalGen()}, nil
+		return &chatlm.Agent{Model: m, Gen: EvalGen(), Tool: dialog.ToolOf(t)}, nil
 	case "scripted":
 		if arg == "" {
 			return nil, fmt.Errorf("agent %q: name a profile, e.g. scripted:%s (profiles: %s)", s, first(t.Profiles()), strings.Join(t.Profiles(), ", "))

@@ -15,7 +15,7 @@ import (
 // about N turns (the horizon study).
 func registry() map[string]constructor {
 	return map[string]constructor{
-		"docedit": func(level string) (Task, error) {
+		"docedit": func(level string, _ options) (Task, error) {
 			cfg := docedit.DefaultConfig()
 			if level != "" {
 				// Short documents, one or two edits.
@@ -36,8 +36,9 @@ func registry() map[string]constructor {
 			}
 			return t, nil
 		},
-		"mathchat": func(level string) (Task, error) {
+		"mathchat": func(level string, o options) (Task, error) {
 			cfg := mathchat.DefaultConfig()
+			cfg.Calculator = !o.noCalculator
 			if level != "" {
 				// One operation on one-digit numbers, one hidden fact, no
 				// distractor.

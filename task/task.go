@@ -41,9 +41,19 @@ func CheckSplit(split string) error {
 	return err
 }
 
-// constructor builds a task at a level. Tasks add themselves in
-// registry.go.
-type constructor func(level string) (Task, error)
+// constructor builds a task at a level with options. Tasks add
+// themselves in registry.go.
+type constructor func(level string, o options) (Task, error)
+
+// options are the switches a task name may end with, after the level.
+type options struct {
+	// noCalculator turns mathchat's calculator off (":nocalc").
+	noCalculator bool
+}
+
+// NoCalculator is the option that turns mathchat's calculator off:
+// "mathchat:easy:nocalc", or "mathchat:nocalc" at the default level.
+const NoCalculator = "nocalc"
 
 // Levels are the sizes a task comes in, named after a colon:
 // "mathchat" is the task's default, "mathchat:easy" a smaller problem
@@ -54,17 +64,33 @@ type constructor func(level string) (Task, error)
 // edits), for the horizon study.
 var Levels = []string{"", "easy", "hN"}
 
-// Lookup builds the task named "NAME" or "NAME:LEVEL".
+// Lookup builds the task named "NAME", "NAME:LEVEL", or either followed
+// by ":nocalc" (mathchat without its calculator).
 func Lookup(name string) (Task, error) {
-	base, level, _ := strings.Cut(name, ":")
+	base, rest, _ := strings.Cut(name, ":")
 	c, ok := registry()[base]
 	if !ok {
 		return nil, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
 	}
+	level, opt, _ := strings.Cut(rest, ":")
+	if level == NoCalculator && opt == "" {
+		level, opt = "", NoCalculator
+	}
+	var o options
+	switch opt {
+	case "":
+	case NoCalculator:
+		if base != "mathchat" {
+			return nil, fmt.Errorf("task %q: %s has no calculator to turn off", name, base)
+		}
+		o.noCalculator = true
+	default:
+		return nil, fmt.Errorf("task %q: unknown option %q (want %s)", name, opt, NoCalculator)
+	}
 	if err := checkLevel(name, level); err != nil {
 		return nil, err
 	}
-	return c(level)
+	return c(level, o)
 }
 
 // Names lists the known tasks, sorted.

@@ -253,7 +253,7 @@ func (b rlBatch) seqAdvantages(adv []float64) []float64 {
 // training sequences.
 func (r *rlRun) interactiveBatch(ctx context.Context, it int) (rlBatch, error) {
 	cfg := r.cfg
-	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.Gen}
+	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.Gen, Tool: r.tool}
 	rc := rollout.Config{
 		Split: cfg.Split, Start: r.cursor(it), Instances: cfg.InstancesPerStep, Group: cfg.Group,
 		Seed: iterSeed(cfg.Seed, it), MaxTurns: cfg.MaxTurns, AgentName: "policy", UserName: "train",
@@ -313,7 +313,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		for len(msgs) > 0 && msgs[len(msgs)-1].Role != dialog.RoleAssistant {
 			msgs = msgs[:len(msgs)-1]
 		}
-		seq, err := r.policy.Encode(chatlm.AgentMessages(&ep.View, msgs), tokenizer.RoleAssistant, s.Sampled(msgs), context+1)
+		seq, err := r.policy.Encode(chatlm.AgentMessages(&ep.View, msgs), tokenizer.RoleAssistant, s.Sampled(msgs), r.tool, context+1)
 		if err != nil {
 			return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
 		}
@@ -336,7 +336,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 				if err != nil {
 					return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
 				}
-				b.seqs, b.owner = append(b.seqs, candidateSequence(ids, s.Turns[k].IDs)), append(b.owner, i)
+				b.seqs, b.owner = append(b.seqs, candidateSequence(ids, s.Turns[k])), append(b.owner, i)
 				k++
 			}
 		}

@@ -96,7 +96,7 @@ func toyPolicy(t testing.TB, sft int) *chatlm.Model {
 	}
 	var seqs []chatlm.Sequence
 	for i := range eps {
-		s, err := m.AgentSequence(&eps[i])
+		s, err := m.AgentSequence(&eps[i], nil)
 		if err != nil {
 			t.Fatal(err)
 		}

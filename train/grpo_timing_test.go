@@ -49,7 +49,7 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 		if sft > 0 {
 			var seqs []chatlm.Sequence
 			for i := range logs {
-				s, err := m.AgentSequence(&logs[i])
+				s, err := m.AgentSequence(&logs[i], nil)
 				if err != nil {
 					t.Fatal(err)
 				}

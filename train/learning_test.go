@@ -141,7 +141,7 @@ func askBase(t testing.TB) *chatlm.Model {
 	askOnce.Do(func() {
 		var seqs []chatlm.Sequence
 		for i := range eps {
-			s, err := m.AgentSequence(&eps[i])
+			s, err := m.AgentSequence(&eps[i], nil)
 			if err != nil {
 				askErr = err
 				return

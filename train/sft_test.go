@@ -17,7 +17,7 @@ func toySFT(t *testing.T) (*chatlm.Model, []chatlm.Sequence) {
 	m := chatlmtest.TinyModel(t, eps)
 	var seqs []chatlm.Sequence
 	for i := range eps {
-		s, err := m.AgentSequence(&eps[i])
+		s, err := m.AgentSequence(&eps[i], nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,15 +3,32 @@ package train
 // Static context RL: GRPO on single turns cut from logged conversations.
 //
 // Each prompt is a logged human conversation cut just before one of its
-// agent turns. The policy samples G candidates for that one turn; each
-// candidate is scored by completing the conversation from there with the
-// logging (behaviour) agent against the frozen simulator, and the task's
-// outcome reward of the completed conversation is the candidate's
-// reward. Advantages are group-relative over the G candidates and the
-// loss covers the candidate's tokens only. The policy never writes its
-// own earlier turns, so it never sees the histories its own mistakes
-// lead to: the only difference from interactive GRPO against the same
-// simulator is the closed loop (DESIGN.md, policy-induced shift).
+// agent turns. The policy samples G candidates for that one turn and
+// each candidate gets a reward that depends on the candidate; advantages
+// are group-relative over the G candidates and the loss covers the
+// candidate's tokens only. The policy never conditions on a turn it
+// produced itself, so it never sees the histories its own turns lead to:
+// the only difference from interactive GRPO is the closed loop (the
+// policy-induced shift of the method's design).
+//
+// How a candidate is scored (StaticConfig.Reward):
+//
+//   - "outcome" (default): prompts are cut only where the logging agent
+//     delivered an outcome (an answer), and the task scores the candidate
+//     turn itself — single-turn outcome RL on logged contexts. The reward
+//     is the candidate's alone, so the advantage is never noise from what
+//     comes after.
+//   - "continuation": CollabLLM's multiturn-aware reward (Wu et al. 2025,
+//     https://arxiv.org/abs/2502.00640) with one sample: from every
+//     logged agent turn, the candidate is continued by the frozen base
+//     policy against the frozen simulator, and the task scores the
+//     completed conversation.
+//   - "behaviour": as continuation, but the logging (scripted) agent
+//     continues. Measured degenerate: the scripted agent recovers from
+//     whatever the candidate said, so the candidate barely moves the
+//     reward (a batch reward of 0.43 with a per-iteration sd of 0.17
+//     against 0.06 between candidates), the advantages are noise and the
+//     policy drifts into repetition. Kept to show it.
 //
 // Budget: with the same GRPOConfig (Iterations, InstancesPerStep as the
 // prompts per iteration, Group, UpdatesPerBatch, MiniBatch) both trainers
@@ -40,13 +57,30 @@ import (
 // epoch.
 type StaticConfig struct {
 	GRPOConfig
+	// Reward is how a candidate is scored: "outcome", "continuation" or
+	// "behaviour" (see the package comment above). Default "outcome".
+	Reward string
 }
 
-// DefaultStaticConfig returns GRPO's defaults.
-func DefaultStaticConfig() StaticConfig { return StaticConfig{DefaultGRPOConfig()} }
+// The static rewards.
+const (
+	StaticOutcome      = "outcome"
+	StaticContinuation = "continuation"
+	StaticBehaviour    = "behaviour"
+)
+
+// DefaultStaticConfig returns GRPO's defaults and the outcome reward.
+func DefaultStaticConfig() StaticConfig {
+	return StaticConfig{GRPOConfig: DefaultGRPOConfig(), Reward: StaticOutcome}
+}
 
 // Validate reports the first unusable field.
 func (c StaticConfig) Validate() error {
+	switch c.Reward {
+	case StaticOutcome, StaticContinuation, StaticBehaviour:
+	default:
+		return fmt.Errorf("static reward %q, want %s, %s or %s", c.Reward, StaticOutcome, StaticContinuation, StaticBehaviour)
+	}
 	g := c.GRPOConfig
 	if g.Split == "" {
 		g.Split = "train" // unused here
@@ -65,8 +99,9 @@ type prompt struct {
 }
 
 // Static trains policy by static context RL on the agent turns of logs,
-// scoring candidates by completing each conversation with its logging
-// agent (from behaviour) against the frozen simulator sim. The monitor,
+// scoring candidates as cfg.Reward says: by the task, or by completing
+// each conversation with the frozen base policy or the logging agent
+// (from behaviour) against the frozen simulator sim. The monitor,
 // checkpoints, resumption and logging are GRPO's; the run writes to out.
 func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []dialog.Episode, behaviour BehaviourAgents, sim, monitorUser dialog.User, cfg StaticConfig, out string, log func(map[string]any)) (GRPOResult, error) {
 	if err := cfg.Validate(); err != nil {
@@ -92,7 +127,9 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 				continue
 			}
 			if j > 0 && turn < cfg.MaxTurns {
-				prompts = append(prompts, prompt{ep: ep, cut: j})
+				if delivered, _ := dialog.Verdict(t, &ep.Oracle, m); delivered || cfg.Reward != StaticOutcome {
+					prompts = append(prompts, prompt{ep: ep, cut: j})
+				}
 			}
 			turn++
 		}
@@ -105,14 +142,21 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 		return GRPOResult{}, err
 	}
 	r.fingerprint = len(prompts)
-	s := &staticRun{rlRun: r, prompts: prompts, agents: agents}
+	if cfg.Reward == StaticContinuation {
+		base := &chatlm.Agent{Model: r.ref, Gen: cfg.Gen, Tool: r.tool}
+		for name := range agents {
+			agents[name] = base
+		}
+	}
+	s := &staticRun{rlRun: r, prompts: prompts, agents: agents, outcome: cfg.Reward == StaticOutcome}
 	return r.loop(ctx, s.batch)
 }
 
 type staticRun struct {
 	*rlRun
 	prompts []prompt
-	agents  map[string]dialog.Agent
+	agents  map[string]dialog.Agent // who continues a candidate
+	outcome bool                    // score the candidate itself (StaticOutcome)
 	epoch   int
 	perm    []int
 }
@@ -145,7 +189,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 			rngs = append(rngs, rand.New(rand.NewPCG(seed, uint64(j*G+g)<<1|1)))
 		}
 	}
-	turns, err := s.policy.Generate(rendered, string(dialog.RoleAssistant), cfg.Gen, rngs)
+	turns, err := s.policy.Generate(rendered, string(dialog.RoleAssistant), cfg.Gen, rngs, s.tool)
 	if err != nil {
 		return rlBatch{}, err
 	}
@@ -164,10 +208,16 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		}
 		for g := range G {
 			k := j*G + g
-			b.seqs[k] = candidateSequence(ids, turns[k].IDs)
+			b.seqs[k] = candidateSequence(ids, turns[k])
 			tokens += float64(len(turns[k].IDs))
-			msgs := append(append([]dialog.Message(nil), p.ep.Messages[:p.cut]...),
-				dialog.Message{Role: dialog.RoleAssistant, Content: turns[k].Text, Tokens: len(turns[k].IDs)})
+			cand := dialog.Message{Role: dialog.RoleAssistant, Content: turns[k].Text, Tokens: len(turns[k].IDs)}
+			if s.outcome {
+				if _, right := dialog.Verdict(s.task, &p.ep.Oracle, cand); right {
+					b.rewards[k] = 1
+				}
+				continue
+			}
+			msgs := append(append([]dialog.Message(nil), p.ep.Messages[:p.cut]...), cand)
 			br, err := s.branch(ctx, p, msgs, simSeed)
 			if err != nil {
 				return rlBatch{}, fmt.Errorf("static: prompt %s at message %d: %w", p.ep.ID, p.cut, err)
@@ -175,6 +225,12 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 			branches[k] = br
 		}
 		cutTurn += float64(agentTurns(p.ep.Messages[:p.cut]))
+	}
+	n := float64(P * G)
+	if s.outcome {
+		b.metrics = map[string]any{"rollout/reward_mean": mean(b.rewards), "rollout/success": mean(b.rewards),
+			"rollout/turns": 1.0, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
+		return b, nil
 	}
 	if err := complete(ctx, s.agents, s.trainUser, branches, cfg.MaxTurns); err != nil {
 		return rlBatch{}, fmt.Errorf("static: %w", err)
@@ -188,7 +244,6 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		}
 		total += float64(br.turns)
 	}
-	n := float64(P * G)
 	b.metrics = map[string]any{"rollout/reward_mean": mean(b.rewards), "rollout/success": success / n,
 		"rollout/turns": total / n, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 	return b, nil
@@ -196,12 +251,14 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 
 // candidateSequence is the prompt the candidate was sampled from followed
 // by its sampled ids, the loss on those ids only (the closing token
-// included).
-func candidateSequence(prompt, sampled []int) chatlm.Sequence {
-	ids := append(append([]int(nil), prompt...), sampled...)
+// included) except the ones a tool forced.
+func candidateSequence(prompt []int, turn chatlm.Turn) chatlm.Sequence {
+	ids := append(append([]int(nil), prompt...), turn.IDs...)
 	mask := make([]float32, len(ids))
 	for t := len(prompt) - 1; t+1 < len(ids); t++ {
-		mask[t] = 1
+		if turn.Forced == nil || !turn.Forced[t+1-len(prompt)] {
+			mask[t] = 1
+		}
 	}
 	return chatlm.Sequence{IDs: ids, Mask: mask}
 }

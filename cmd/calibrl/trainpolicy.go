@@ -23,6 +23,7 @@ func newTrainPolicyCmd() *cobra.Command {
 		seed                                                              uint64
 		steps                                                             int
 		lr, beta                                                          float64
+		staticReward                                                      string
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
@@ -35,9 +36,17 @@ func newTrainPolicyCmd() *cobra.Command {
                  reward, group-relative advantages, clipped ratio, k3 KL to
                  the initial policy, loss on agent tokens only
   --algo static  static context RL: from --init, single agent turns cut from
-                 --logs; each of G candidates is scored by completing the
-                 conversation with the logging agent against --user (the
-                 calibrated simulator, learned:DIR)
+                 --logs, G candidates each; --static-reward says how one is
+                 scored: outcome (default: cuts where the logging agent
+                 answered, the task scores the candidate itself),
+                 continuation (the frozen --init policy finishes the
+                 conversation against --user, the calibrated simulator) or
+                 behaviour (the logging agent finishes it; degenerate, kept
+                 for comparison)
+
+mathchat agents use the task's calculator (the exact result of every step
+"A op B =" is written for them, and carries no loss); name the task
+mathchat:easy:nocalc to train without it.
 
 Every RL run logs a reward-hacking monitor: the policy on fixed held-out
 instances against the training user and against the human proxy, side by
@@ -69,7 +78,7 @@ command again after an interruption).`,
 				if err != nil {
 					return err
 				}
-				cfg := sft.Config{Model: p.Policy, SFT: p.PolicySFT, Vocab: p.Vocab, Seed: seed}
+				cfg := sft.Config{Model: p.Policy, SFT: p.PolicySFT, Vocab: p.Vocab, Tool: dialog.ToolOf(t), Seed: seed}
 				if steps > 0 {
 					cfg.SFT.Steps = steps
 				}
@@ -122,7 +131,7 @@ command again after an interruption).`,
 						return lerr
 					}
 					behaviour := func(name string) (dialog.Agent, error) { return spec.Agent(t, name) }
-					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{GRPOConfig: cfg}, out, log)
+					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{GRPOConfig: cfg, Reward: staticReward}, out, log)
 				}
 				if err != nil {
 					return err
@@ -139,6 +148,7 @@ command again after an interruption).`,
 	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&logs, "logs", "", "logged episodes (sft, static)")
+	f.StringVar(&staticReward, "static-reward", train.StaticOutcome, "how static RL scores a candidate: outcome, continuation or behaviour")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json for sft (default: train one on the logs)")
 	f.Uint64Var(&seed, "seed", 1, "seed")

@@ -59,12 +59,17 @@ type Config struct {
 	// SlipRate is the chance that the sloppy agent's first answer carries
 	// an arithmetic slip (default 0.5).
 	SlipRate float64
+	// Calculator gives every agent the task's calculator (Calculator):
+	// the exact result of each step it writes is filled in for it. The
+	// scripted agents' turns are written with it too, so the logs, the
+	// base policy and every arm share one notation. Default true.
+	Calculator bool
 }
 
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{Steps: 3, MaxNumber: 20, MaxAnswer: 999, Distractors: 1, MinHidden: 1, MaxHidden: 3,
-		Naive: DefaultNaiveConfig(), SlipRate: 0.5}
+		Naive: DefaultNaiveConfig(), SlipRate: 0.5, Calculator: true}
 }
 
 // Validate reports the first bad knob.
@@ -196,7 +201,23 @@ func (t *Task) User(kind string) (dialog.User, error) {
 // Profiles lists the scripted agent profiles.
 func (t *Task) Profiles() []string { return profileNames() }
 
-// Agent returns a scripted agent by profile.
+// Agent returns a scripted agent by profile; with the calculator on, it
+// writes its working with it.
 func (t *Task) Agent(profile string) (dialog.Agent, error) {
-	return NewScripted(profile, t.cfg.SlipRate)
+	a, err := NewScripted(profile, t.cfg.SlipRate)
+	if err != nil || !t.cfg.Calculator {
+		return a, err
+	}
+	return &dialog.ToolAgent{Agent: a, Apply: t.calculator().Apply}, nil
 }
+
+// Tool returns the calculator every agent of the task uses, or nil when
+// Config.Calculator is off (dialog.ToolOf).
+func (t *Task) Tool() dialog.Tool {
+	if !t.cfg.Calculator {
+		return nil
+	}
+	return t.calculator()
+}
+
+func (t *Task) calculator() Calculator { return Calculator{Fractions: t.cfg.Fractions} }
