@@ -2,11 +2,10 @@ package train
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
@@ -51,6 +50,37 @@ type rlState struct {
 	LastReward       float64 `json:"last_reward"`
 	MonitorTrain     float64 `json:"monitor_train_reward"`
 	MonitorHuman     float64 `json:"monitor_human_reward"`
+	// Settings and User are what else shapes the weights; a resume with
+	// other ones is refused.
+	Settings rlSettings `json:"settings"`
+	User     string     `json:"user"`
+}
+
+// rlSettings are the GRPOConfig fields that shape the weights besides
+// those rlState checks on its own. Iterations may grow on a resume (the
+// learning rate is constant after warm-up); the monitor's fields only
+// measure.
+type rlSettings struct {
+	Split           string           `json:"split"`
+	TrainInstances  int              `json:"train_instances"`
+	MaxTurns        int              `json:"max_turns"`
+	Gen             chatlm.GenConfig `json:"gen"`
+	ClipEps         float64          `json:"clip_eps"`
+	Beta            float64          `json:"beta"`
+	AdvEps          float64          `json:"adv_eps"`
+	UpdatesPerBatch int              `json:"updates_per_batch"`
+	MiniBatch       int              `json:"minibatch"`
+	KeepFlatGroups  bool             `json:"keep_flat_groups"`
+	LR              float64          `json:"lr"`
+	Warmup          int              `json:"warmup"`
+	WeightDecay     float64          `json:"weight_decay"`
+	ClipNorm        float64          `json:"clip_norm"`
+}
+
+func (c GRPOConfig) settings() rlSettings {
+	return rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
+		ClipEps: c.ClipEps, Beta: c.Beta, AdvEps: c.AdvEps, UpdatesPerBatch: c.UpdatesPerBatch, MiniBatch: c.MiniBatch,
+		KeepFlatGroups: c.KeepFlatGroups, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
 }
 
 func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg GRPOConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
@@ -74,7 +104,8 @@ func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialo
 		algo: algo, cfg: cfg, policy: policy, ref: ref, opt: opt,
 		sched: lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR, Warmup: cfg.Warmup},
 		task:  t, trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
-		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start},
+		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start,
+			Settings: cfg.settings(), User: userFingerprint(trainUser)},
 	}, nil
 }
 
@@ -89,27 +120,28 @@ func (r *rlRun) cursor(it int) int {
 	return c
 }
 
-const rlStateFile = "trainer_state.json"
-
 func (r *rlRun) lastDir() string { return filepath.Join(r.out, "last") }
 func (r *rlRun) refDir() string  { return filepath.Join(r.out, "ref") }
 
 // resume loads out/last and out/ref when a previous run left them;
 // otherwise it saves the reference (the policy as passed in) to out/ref.
+// out/last is one atomically replaced checkpoint (model, optimizer and
+// trainer state together), so whatever moment a run was killed, it
+// resumes from a consistent one.
 func (r *rlRun) resume() error {
-	data, err := os.ReadFile(filepath.Join(r.lastDir(), rlStateFile))
-	if errors.Is(err, os.ErrNotExist) {
-		if err := r.ref.Save(r.refDir(), nil); err != nil {
+	if err := cleanOut(r.out); err != nil {
+		return fmt.Errorf("%s: %w", r.algo, err)
+	}
+	var st rlState
+	last, ok, err := loadResumable(r.lastDir(), r.policy, &st)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.algo, err)
+	}
+	if !ok {
+		if err := lm.ReplaceCheckpoint(r.refDir(), lm.Checkpoint{Model: r.ref.LM, Tokenizer: r.ref.Tok.Bytes()}); err != nil {
 			return fmt.Errorf("%s: save reference: %w", r.algo, err)
 		}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%s: resume: %w", r.algo, err)
-	}
-	var st rlState
-	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("%s: resume %s: %w", r.algo, r.lastDir(), err)
 	}
 	want := r.st
 	want.Fingerprint = r.fingerprint
@@ -119,42 +151,36 @@ func (r *rlRun) resume() error {
 			r.algo, r.lastDir(), st.Algo, st.Seed, st.Group, st.InstancesPerStep, st.Start, st.Fingerprint,
 			want.Algo, want.Seed, want.Group, want.InstancesPerStep, want.Start, want.Fingerprint)
 	}
-	last, opt, err := chatlm.Load(r.lastDir())
-	if err != nil {
-		return fmt.Errorf("%s: resume: %w", r.algo, err)
+	if d := settingsDiff(st.Settings, want.Settings); len(d) > 0 {
+		return fmt.Errorf("%s: %s was trained with other settings (%s): resume with the same ones or use a fresh out folder", r.algo, r.lastDir(), strings.Join(d, ", "))
+	}
+	if st.User != want.User {
+		return fmt.Errorf("%s: %s was trained against another user (%s; this run's is %s): resume with the same --user or use a fresh out folder", r.algo, r.lastDir(), st.User, want.User)
 	}
 	ref, _, err := chatlm.Load(r.refDir())
 	if err != nil {
 		return fmt.Errorf("%s: resume reference: %w", r.algo, err)
 	}
-	for _, m := range []*chatlm.Model{last, ref} {
-		if err := m.LM.Config.Mismatch(r.policy.LM.Config); err != nil {
-			return fmt.Errorf("%s: resume: %w", r.algo, err)
-		}
-		if !m.Tok.Equal(r.policy.Tok) {
-			return fmt.Errorf("%s: resume: a checkpoint's tokenizer differs from this run's", r.algo)
-		}
+	if err := ref.LM.Config.Mismatch(r.policy.LM.Config); err != nil {
+		return fmt.Errorf("%s: resume reference: %w", r.algo, err)
 	}
-	if opt == nil {
-		return fmt.Errorf("%s: resume %s: no optimizer state", r.algo, r.lastDir())
+	if !ref.Tok.Equal(r.policy.Tok) {
+		return fmt.Errorf("%s: resume: the reference's tokenizer differs from this run's", r.algo)
 	}
-	copy(r.policy.LM.Params.Data, last.LM.Params.Data)
+	copy(r.policy.LM.Params.Data, last.model.LM.Params.Data)
 	copy(r.ref.LM.Params.Data, ref.LM.Params.Data)
-	opt.Config = r.opt.Config
-	r.opt = opt
+	last.opt.Config = r.opt.Config
+	r.opt = last.opt
 	r.st = st
 	r.log(map[string]any{"event": "resume", "step": st.Iter})
 	return nil
 }
 
-// save writes the resumable checkpoint out/last.
+// save writes the resumable checkpoint out/last, all at once.
 func (r *rlRun) save() error {
 	r.st.Cursor = r.cursor(r.st.Iter)
 	r.st.Fingerprint = r.fingerprint
-	if err := r.policy.Save(r.lastDir(), r.opt); err != nil {
-		return fmt.Errorf("%s: checkpoint: %w", r.algo, err)
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(r.lastDir(), rlStateFile), mustJSON(r.st)); err != nil {
+	if err := saveResumable(r.lastDir(), r.policy, r.opt, r.st, nil); err != nil {
 		return fmt.Errorf("%s: checkpoint: %w", r.algo, err)
 	}
 	return nil

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/calibrl/calibrl/atomicfile"
@@ -83,7 +83,8 @@ type SFTResult struct {
 	TokensPerS float64 `json:"tokens_per_s"`
 }
 
-// sftState is what a resumable checkpoint adds to the model and optimizer.
+// sftState is what a resumable checkpoint adds to the model, the
+// optimizer and the best weights so far.
 type sftState struct {
 	Step      int     `json:"step"`
 	BestVal   float64 `json:"best_val"`
@@ -93,16 +94,49 @@ type sftState struct {
 	BadEvals  int     `json:"bad_evals"`
 	Seed      uint64  `json:"seed"`
 	TrainSeqs int     `json:"train_seqs"`
+	// Settings are the run's; a resume under others is refused.
+	Settings sftSettings `json:"settings"`
+	// Recent holds the last EvalEvery batch NLLs, Tokens and TrainSeconds
+	// the totals so far, so a resumed (or finished and re-run) run reports
+	// the figures of the whole run.
+	Recent       []float64 `json:"recent_nll"`
+	Tokens       int       `json:"tokens"`
+	TrainSeconds float64   `json:"train_seconds"`
 }
 
-const sftStateFile = "trainer_state.json"
+// sftSettings are the SFTConfig fields that shape the weights: a run
+// resumed under other values would not end where an uninterrupted one
+// does. (CheckpointEvery does not; Seed is checked on its own.)
+type sftSettings struct {
+	Steps       int     `json:"steps"`
+	BatchSize   int     `json:"batch_size"`
+	LR          float64 `json:"lr"`
+	Warmup      int     `json:"warmup"`
+	WeightDecay float64 `json:"weight_decay"`
+	ClipNorm    float64 `json:"clip_norm"`
+	ValFraction float64 `json:"val_fraction"`
+	EvalEvery   int     `json:"eval_every"`
+	Patience    int     `json:"patience"`
+}
+
+func (c SFTConfig) settings() sftSettings {
+	return sftSettings{Steps: c.Steps, BatchSize: c.BatchSize, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay,
+		ClipNorm: c.ClipNorm, ValFraction: c.ValFraction, EvalEvery: c.EvalEvery, Patience: c.Patience}
+}
+
+// sftBest names the best weights so far inside out/last.
+const sftBest = "best"
 
 // SFT trains m on seqs and writes the best model (by validation NLL) to
-// out. Resumable checkpoints go to out/last (with the optimizer) and
-// out/best; a run started on an out that holds them resumes where it
-// stopped and ends with the same weights as an uninterrupted run. When ctx
-// is cancelled it writes a checkpoint and returns ctx's error. log, when
-// set, receives namespaced metrics.
+// out. Resumable checkpoints go to out/last: the model, the optimizer, the
+// best weights so far and the trainer state, swapped in as one folder, so
+// a run killed at any moment — even during a save — and started again on
+// the same out resumes from one consistent checkpoint and ends with the
+// same weights as an uninterrupted run. A resume with other settings
+// (SFTConfig but CheckpointEvery) is refused. When ctx is cancelled it
+// writes a checkpoint and returns ctx's error; when a loss or gradient
+// turns non-finite it stops with lm.ErrNonFinite, the last checkpoint
+// intact. log, when set, receives namespaced metrics.
 func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTConfig, out string, log func(map[string]any)) (SFTResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return SFTResult{}, err
@@ -121,15 +155,21 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		return SFTResult{}, err
 	}
 	sched := lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR / 10, Warmup: cfg.Warmup, Total: cfg.Steps}
-	st := sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train)}
+	st := sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train), Settings: cfg.settings()}
 	best := append([]float32(nil), m.LM.Params.Data...)
-	lastDir, bestDir := filepath.Join(out, "last"), filepath.Join(out, "best")
+	lastDir := filepath.Join(out, "last")
+	if err := cleanOut(out); err != nil {
+		return SFTResult{}, err
+	}
 
-	if resumed, err := resumeSFT(lastDir, bestDir, m, &opt, &st, best); err != nil {
+	if resumed, err := resumeSFT(lastDir, m, &opt, &st, best); err != nil {
 		return SFTResult{}, err
 	} else if resumed {
 		if st.Seed != cfg.Seed || st.TrainSeqs != len(train) {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with seed %d on %d sequences, now seed %d on %d: use a fresh --out", lastDir, st.Seed, st.TrainSeqs, cfg.Seed, len(train))
+		}
+		if d := settingsDiff(st.Settings, cfg.settings()); len(d) > 0 {
+			return SFTResult{}, fmt.Errorf("sft: %s was trained with other settings (%s): resume with the same ones or use a fresh --out", lastDir, strings.Join(d, ", "))
 		}
 		log(map[string]any{"event": "resume", "step": st.Step})
 	} else if len(val) > 0 {
@@ -137,20 +177,17 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		log(map[string]any{"step": 0, "sft/val_nll": st.FirstVal})
 	}
 
+	started, secondsBefore := time.Now(), st.TrainSeconds
+	elapsed := func() float64 { return secondsBefore + time.Since(started).Seconds() }
 	save := func() error {
-		if err := m.Save(lastDir, opt); err != nil {
-			return err
+		st.TrainSeconds = elapsed()
+		if err := saveResumable(lastDir, m, opt, st, map[string][]float32{sftBest: best}); err != nil {
+			return fmt.Errorf("sft: checkpoint: %w", err)
 		}
-		if err := saveBest(bestDir, m, best); err != nil {
-			return err
-		}
-		return writeState(filepath.Join(lastDir, sftStateFile), st)
+		return nil
 	}
 
 	batches := &batcher{seqs: train, size: cfg.BatchSize, seed: cfg.Seed}
-	var recent []float64
-	var tokens int
-	started := time.Now()
 	res := SFTResult{TrainSeqs: len(train), ValSeqs: len(val)}
 	for st.Step < cfg.Steps {
 		if err := ctx.Err(); err != nil {
@@ -168,18 +205,17 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			st.FirstNLL = stats.NLL
 		}
 		for _, n := range lens {
-			tokens += n
+			st.Tokens += n
 		}
-		recent = append(recent, stats.NLL)
-		if len(recent) > cfg.EvalEvery {
-			recent = recent[1:]
+		st.Recent = append(st.Recent, stats.NLL)
+		if len(st.Recent) > cfg.EvalEvery {
+			st.Recent = st.Recent[1:]
 		}
 		st.Step++
 		rec := map[string]any{"step": st.Step, "sft/loss": stats.NLL, "sft/grad_norm": stats.GradNorm, "sft/lr": sched.At(st.Step - 1)}
 		stop := false
 		if st.Step%cfg.EvalEvery == 0 || st.Step == cfg.Steps {
-			elapsed := time.Since(started).Seconds()
-			rec["perf/tokens_per_s"] = float64(tokens) / elapsed
+			rec["perf/tokens_per_s"] = float64(st.Tokens) / elapsed()
 			if len(val) > 0 {
 				v := meanNLL(m, val, cfg.BatchSize)
 				rec["sft/val_nll"] = v
@@ -212,11 +248,11 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	if len(val) == 0 {
 		res.ValNLL = 0 // nothing held out; ValSeqs says so
 	}
-	for _, v := range recent {
-		res.TrainNLL += v / float64(len(recent))
+	for _, v := range st.Recent {
+		res.TrainNLL += v / float64(len(st.Recent))
 	}
-	if el := time.Since(started).Seconds(); el > 0 {
-		res.TokensPerS = float64(tokens) / el
+	if el := elapsed(); el > 0 {
+		res.TokensPerS = float64(st.Tokens) / el
 	}
 	copy(m.LM.Params.Data, best)
 	if err := m.Save(out, nil); err != nil {
@@ -323,51 +359,24 @@ func meanNLL(m *chatlm.Model, seqs []chatlm.Sequence, batch int) float64 {
 // MeanNLL is the masked mean NLL of seqs under m (per trained token).
 func MeanNLL(m *chatlm.Model, seqs []chatlm.Sequence) float64 { return meanNLL(m, seqs, 16) }
 
-func resumeSFT(lastDir, bestDir string, m *chatlm.Model, opt **lm.AdamW, st *sftState, best []float32) (bool, error) {
-	data, err := os.ReadFile(filepath.Join(lastDir, sftStateFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
+// resumeSFT loads out/last, when a previous run left one, into m, opt,
+// st and best.
+func resumeSFT(lastDir string, m *chatlm.Model, opt **lm.AdamW, st *sftState, best []float32) (bool, error) {
+	var saved sftState
+	r, ok, err := loadResumable(lastDir, m, &saved)
+	if err != nil || !ok {
 		return false, err
 	}
-	if err := json.Unmarshal(data, st); err != nil {
-		return false, fmt.Errorf("resume %s: %w", lastDir, err)
+	b, ok := r.weights[sftBest]
+	if !ok {
+		return false, fmt.Errorf("resume %s: no %s weights", lastDir, sftBest)
 	}
-	last, lopt, err := chatlm.Load(lastDir)
-	if err != nil {
-		return false, fmt.Errorf("resume: %w", err)
-	}
-	if err := last.LM.Config.Mismatch(m.LM.Config); err != nil {
-		return false, fmt.Errorf("resume %s: %w", lastDir, err)
-	}
-	if !last.Tok.Equal(m.Tok) {
-		return false, fmt.Errorf("resume %s: its tokenizer differs from this run's", lastDir)
-	}
-	if lopt == nil {
-		return false, fmt.Errorf("resume %s: no optimizer state", lastDir)
-	}
-	copy(m.LM.Params.Data, last.LM.Params.Data)
-	lopt.Config = (*opt).Config
-	*opt = lopt
-	bm, _, err := chatlm.Load(bestDir)
-	if err != nil {
-		return false, fmt.Errorf("resume: %w", err)
-	}
-	copy(best, bm.LM.Params.Data)
+	*st = saved
+	copy(m.LM.Params.Data, r.model.LM.Params.Data)
+	copy(best, b)
+	r.opt.Config = (*opt).Config
+	*opt = r.opt
 	return true, nil
-}
-
-func saveBest(dir string, m *chatlm.Model, best []float32) error {
-	cur := append([]float32(nil), m.LM.Params.Data...)
-	copy(m.LM.Params.Data, best)
-	err := m.Save(dir, nil)
-	copy(m.LM.Params.Data, cur)
-	return err
-}
-
-func writeState(path string, st sftState) error {
-	return atomicfile.WriteBytes(path, mustJSON(st))
 }
 
 func mustJSON(v any) []byte {

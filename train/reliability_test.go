@@ -1,0 +1,156 @@
+package train
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/lm"
+)
+
+func shortSFT() SFTConfig {
+	c := smallSFT()
+	c.Steps, c.CheckpointEvery = 20, 10
+	return c
+}
+
+// A resume under settings that change the weights is refused, naming them.
+func TestSFTResumeRefusesOtherSettings(t *testing.T) {
+	out := t.TempDir()
+	m, seqs := toySFT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	SFT(ctx, m, seqs, shortSFT(), out, func(rec map[string]any) {
+		if rec["step"] == 12 {
+			cancel()
+		}
+	})
+	other := shortSFT()
+	other.LR *= 2
+	m2, _ := toySFT(t)
+	_, err := SFT(context.Background(), m2, seqs, other, out, nil)
+	if err == nil || !strings.Contains(err.Error(), "other settings (lr 0.003 → 0.006)") {
+		t.Fatalf("resume with another lr: got %v", err)
+	}
+	// CheckpointEvery does not change the weights: the resume goes on.
+	same := shortSFT()
+	same.CheckpointEvery = 5
+	if _, err := SFT(context.Background(), m2, seqs, same, out, nil); err != nil {
+		t.Fatalf("resume with another checkpoint interval: %v", err)
+	}
+}
+
+// A finished run started again reports the figures of the run, not zeros.
+func TestSFTRerunKeepsResult(t *testing.T) {
+	out := t.TempDir()
+	m, seqs := toySFT(t)
+	first, err := SFT(context.Background(), m, seqs, shortSFT(), out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, _ := toySFT(t)
+	again, err := SFT(context.Background(), m2, seqs, shortSFT(), out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.TrainNLL != first.TrainNLL || !(again.TokensPerS > 0) || again.ValNLL != first.ValNLL || again.Steps != first.Steps {
+		t.Errorf("re-run: %+v, first run: %+v", again, first)
+	}
+	var onDisk SFTResult
+	data, _ := os.ReadFile(filepath.Join(out, "sft_result.json"))
+	if err := json.Unmarshal(data, &onDisk); err != nil || onDisk.TrainNLL != first.TrainNLL || onDisk.TokensPerS == 0 {
+		t.Errorf("sft_result.json after the re-run: %s (%v)", data, err)
+	}
+}
+
+// A diverging run stops with ErrNonFinite and leaves its last checkpoint
+// loadable and finite.
+func TestSFTStopsOnNonFiniteLoss(t *testing.T) {
+	out := t.TempDir()
+	m, seqs := toySFT(t)
+	cfg := shortSFT()
+	cfg.LR, cfg.Warmup, cfg.CheckpointEvery, cfg.ClipNorm = 1e30, 0, 1, 0
+	_, err := SFT(context.Background(), m, seqs, cfg, out, nil)
+	if !errors.Is(err, lm.ErrNonFinite) {
+		t.Fatalf("got %v, want lm.ErrNonFinite", err)
+	}
+	last, _, lerr := chatlm.Load(filepath.Join(out, "last"))
+	if lerr != nil {
+		t.Fatalf("the last checkpoint after the stop: %v", lerr)
+	}
+	for _, v := range last.LM.Params.Data {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatal("the last checkpoint holds non-finite weights")
+		}
+	}
+}
+
+// A checkpoint folder of an older calibrl (parts written one by one, no
+// checkpoint.json) may mix two saves; it is refused, not trusted.
+func TestResumeRefusesUnverifiableCheckpoint(t *testing.T) {
+	out := t.TempDir()
+	m, seqs := toySFT(t)
+	if _, err := SFT(context.Background(), m, seqs, shortSFT(), out, nil); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(out, "last", lm.ManifestFile))
+	m2, _ := toySFT(t)
+	_, err := SFT(context.Background(), m2, seqs, shortSFT(), out, nil)
+	if err == nil || !strings.Contains(err.Error(), "no checkpoint.json") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The mixed checkpoint of the issue: the trainer state of one save beside
+// the weights of a later one. GRPO refuses it instead of resuming from a
+// step count that does not belong to its weights.
+func TestGRPOResumeRefusesMixedCheckpoint(t *testing.T) {
+	cfg := smallGRPO()
+	cfg.MonitorEvery, cfg.Iterations = 0, 2
+	out := filepath.Join(t.TempDir(), "run")
+	if _, err := grpoWeights(t, cfg, out, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	early, _ := os.ReadFile(filepath.Join(out, "last", trainerStateFile))
+	cfg.Iterations = 3
+	if _, err := grpoWeights(t, cfg, out, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "last", trainerStateFile), early, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Iterations = 4
+	_, err := grpoWeights(t, cfg, out, context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "trainer_state.json does not match checkpoint.json") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestGRPOResumeRefusesOtherUserOrLR(t *testing.T) {
+	cfg := smallGRPO()
+	cfg.MonitorEvery, cfg.Iterations = 0, 1
+	out := filepath.Join(t.TempDir(), "run")
+	if _, err := grpoWeights(t, cfg, out, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Iterations = 2
+	lr := cfg
+	lr.LR *= 10
+	if _, err := grpoWeights(t, lr, out, context.Background(), nil); err == nil || !strings.Contains(err.Error(), "other settings (lr 0.001 → 0.01)") {
+		t.Errorf("another lr: got %v", err)
+	}
+	m := toyPolicy(t, 80)
+	user := &chatlm.User{Model: m, Oracle: true, Gen: chatlm.DefaultGenConfig()}
+	if _, err := GRPO(context.Background(), m, addTask{}, user, nil, cfg, out, nil); err == nil || !strings.Contains(err.Error(), "trained against another user") {
+		t.Errorf("another user: got %v", err)
+	}
+	// More iterations with the same settings and user is a resume.
+	if _, err := grpoWeights(t, cfg, out, context.Background(), nil); err != nil {
+		t.Errorf("same settings, more iterations: %v", err)
+	}
+}
