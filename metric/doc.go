@@ -1,7 +1,8 @@
 // Package metric holds the text metrics that score a document against a
-// target — BLEU and chrF, both compatible with sacreBLEU 2.x — and the
+// target — BLEU and chrF, both compatible with sacreBLEU 2.x — the
 // confidence intervals that the evaluator reports around success rates and
-// mean rewards.
+// mean rewards, and the paired bootstrap ([PairedBootstrap]) that compares
+// two arms evaluated on the same problems.
 //
 // BLEU (Papineni et al. 2002, "BLEU: a Method for Automatic Evaluation of
 // Machine Translation") follows sacreBLEU's metrics/bleu.py: the 13a
