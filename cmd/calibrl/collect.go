@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
@@ -29,8 +31,10 @@ simulator is fitted to them, the base policy is cloned from them, and static
 context RL replays them.
 
 With several profiles the n episodes are shared between them, each profile
-on its own instances. The file is written atomically: an interrupted or
-failed run leaves no partial file.`,
+on its own instances. Episodes are written as they finish, in order, so
+memory does not grow with n. The file appears only when complete: an
+interrupted (SIGINT, SIGTERM: within about a second, exit status 130) or
+failed run leaves no file, partial or otherwise.`,
 		Example: `  calibrl collect --task mathchat --agent scripted:careful,sloppy,guesser,answer-seeker -n 2000 --seed 1 --out logs.jsonl`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,17 +70,20 @@ failed run leaves no partial file.`,
 			if err := checkWritable(out); err != nil {
 				return err
 			}
-			all, err := rollout.Share(cmd.Context(), t, built, names, u, rollout.Config{
-				Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns,
-				Workers: ef.workers, UserName: ef.user, Progress: progress("collect", ef.n),
+			n := 0
+			err = atomicfile.Write(out, func(w io.Writer) error {
+				return rollout.ShareStream(cmd.Context(), t, built, names, u, rollout.Config{
+					Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns,
+					Workers: ef.workers, UserName: ef.user, Progress: progress("collect", ef.n),
+				}, func(ep dialog.Episode) error {
+					n++
+					return dialog.WriteEpisodes(w, []dialog.Episode{ep})
+				})
 			})
 			if err != nil {
 				return err
 			}
-			if err := dialog.SaveEpisodes(out, all); err != nil {
-				return err
-			}
-			slog.Info("collected", "episodes", len(all), "agents", names, "user", ef.user, "out", out)
+			slog.Info("collected", "episodes", n, "agents", names, "user", ef.user, "out", out)
 			return nil
 		},
 	}

@@ -40,6 +40,9 @@ func (f *episodeFlags) validate() error {
 	if f.maxTurns <= 0 {
 		return fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns)
 	}
+	if f.workers < 0 {
+		return fmt.Errorf("--workers must not be negative (0 means one per CPU), got %d", f.workers)
+	}
 	return task.CheckSplit(f.split)
 }
 

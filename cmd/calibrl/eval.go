@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
@@ -44,6 +45,11 @@ answers, the artifacts of a prompted LLM user.`,
 			if err := ef.validate(); err != nil {
 				return err
 			}
+			// -1, the default, means "the agent's own"; any value given must
+			// be a temperature.
+			if cmd.Flags().Changed("temperature") && !(temperature >= 0 && temperature <= 100) {
+				return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy)", temperature)
+			}
 			t, err := task.Lookup(ef.task)
 			if err != nil {
 				return err
@@ -68,19 +74,30 @@ answers, the artifacts of a prompted LLM user.`,
 					return err
 				}
 			}
-			eps, err := rollout.Run(cmd.Context(), t, a, u, rollout.Config{
-				Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns, Workers: ef.workers,
-				AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n), CountTokens: count,
-			})
+			// Episodes are tallied, and written, as they finish: memory
+			// does not grow with -n.
+			tally := eval.NewTally(ef.seed)
+			play := func(w io.Writer) error {
+				return rollout.Stream(cmd.Context(), t, a, u, rollout.Config{
+					Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns, Workers: ef.workers,
+					AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n), CountTokens: count,
+				}, func(ep dialog.Episode) error {
+					tally.Add(&ep)
+					if w == nil {
+						return nil
+					}
+					return dialog.WriteEpisodes(w, []dialog.Episode{ep})
+				})
+			}
+			if episodes != "" {
+				err = atomicfile.Write(episodes, play)
+			} else {
+				err = play(nil)
+			}
 			if err != nil {
 				return err
 			}
-			if episodes != "" {
-				if err := dialog.SaveEpisodes(episodes, eps); err != nil {
-					return err
-				}
-			}
-			s := eval.Summarize(eps, ef.seed)
+			s := tally.Summary()
 			s.Usage = remoteUsage(map[string]any{"agent": a, "user": u})
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -94,7 +111,7 @@ answers, the artifacts of a prompted LLM user.`,
 	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE or lm:DIR (a trained policy)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent (default greedy, as training's monitor plays)")
-	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file")
+	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file (as they finish; the file appears only when the run completes)")
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -57,6 +58,9 @@ command again after an interruption).`,
   calibrl train-policy --algo static --task mathchat --user learned:sim --logs logs.jsonl --init base --out static`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr")); err != nil {
+				return err
+			}
 			p, err := preset.Get(presetName)
 			if err != nil {
 				return err

@@ -53,6 +53,9 @@ simulator cannot tell a right answer from a wrong one.`,
   calibrl eval --task mathchat --agent scripted:careful --user learned:sim`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := atLeast(cmd, 0, false, "steps"); err != nil {
+				return err
+			}
 			p, err := preset.Get(presetName)
 			if err != nil {
 				return err

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
+)
+
+// runCtx is run under a context, as main runs a command under the one
+// SIGINT and SIGTERM cancel.
+func runCtx(ctx context.Context, args ...string) error {
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+// An interrupted run of any size stops within a second or two and leaves
+// no file (documented), nor a temporary one.
+func TestInterruptStopsLargeRunsPromptly(t *testing.T) {
+	for _, args := range [][]string{
+		{"collect", "-n", "2000000000", "--out"},
+		{"eval", "-n", "2000000000", "--episodes-out"},
+	} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "episodes.jsonl")
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(500*time.Millisecond, cancel)
+		start := time.Now()
+		err := runCtx(ctx, append(args, out)...)
+		took := time.Since(start)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: got %v, want context.Canceled (exit status 130)", args[0], err)
+		}
+		if took > 2500*time.Millisecond {
+			t.Errorf("%s: took %v to stop after the interrupt at 0.5 s", args[0], took)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s: an interrupted run left %v", args[0], entries)
+		}
+	}
+}
+
+// Streaming writes the very file the whole-run code wrote, and eval's
+// running figures are those of Summarize.
+func TestStreamedEpisodesMatchWholeRun(t *testing.T) {
+	dir := t.TempDir()
+	logs := filepath.Join(dir, "logs.jsonl")
+	n := rollout.StreamChunk*2 + 9
+	mustRun(t, "collect", "--agent", "scripted:careful,guesser", "-n", strconv.Itoa(n), "--seed", "4", "--out", logs)
+	tk, _ := task.Lookup("mathchat")
+	var agents []dialog.Agent
+	names := []string{"scripted:careful", "scripted:guesser"}
+	for _, name := range names {
+		a, err := spec.Agent(tk, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		agents = append(agents, a)
+	}
+	u, _ := spec.User(tk, "human")
+	all, err := rollout.Share(context.Background(), tk, agents, names, u, rollout.Config{Split: "train", Instances: n, Seed: 4, MaxTurns: rollout.DefaultMaxTurns, UserName: "human"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := dialog.WriteEpisodes(&want, all); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(logs); !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("collect wrote %d bytes, the whole-run writer %d: not the same file", len(got), want.Len())
+	}
+
+	eps := filepath.Join(dir, "eval.jsonl")
+	js := mustRun(t, "eval", "-n", "200", "--seed", "5", "--json", "--episodes-out", eps)
+	var got eval.Summary
+	if err := json.Unmarshal([]byte(js), &got); err != nil {
+		t.Fatal(err)
+	}
+	played, err := dialog.LoadEpisodes(eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := eval.Summarize(played, 5)
+	if got.Episodes != 200 || got.Success != w.Success || got.Reward != w.Reward || got.Turns != w.Turns || got.Tokens != w.Tokens {
+		t.Errorf("eval printed %+v, Summarize of its episodes %+v", got, w)
+	}
+}
+
+func TestNegativeOverridesRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--workers", "-1", "-n", "1"}, "--workers must not be negative"},
+		{[]string{"collect", "--workers", "-3", "-n", "1", "--out", filepath.Join(dir, "x.jsonl")}, "--workers must not be negative"},
+		{[]string{"eval", "--temperature", "-2", "-n", "1"}, "--temperature -2: want a value in [0, 100]"},
+		{[]string{"train-policy", "--algo", "sft", "--steps", "-1", "--out", dir}, "--steps -1: want ≥ 0"},
+		{[]string{"train-policy", "--lr", "-1", "--out", dir}, "--lr -1: want > 0"},
+		{[]string{"train-policy", "--beta", "-0.5", "--out", dir}, "--beta -0.5: want ≥ 0"},
+		{[]string{"train-sim", "--steps", "-1", "--logs", "x.jsonl", "--out", dir}, "--steps -1: want ≥ 0"},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
+		}
+	}
+}
