@@ -142,7 +142,10 @@ func (r EndReason) ByUser() bool {
 
 // Episode is one whole dialogue and its outcome.
 type Episode struct {
-	ID     string `json:"id"`
+	ID string `json:"id"`
+	// Task is the name the task was built from, level and options
+	// included ("mathchat:easy"): the name that rebuilds this instance.
+	// Logs written before it carried the level hold only the family.
 	Task   string `json:"task"`
 	Split  string `json:"split"`
 	Agent  string `json:"agent"`
@@ -160,8 +163,11 @@ type Episode struct {
 	Success bool      `json:"success"`
 	End     EndReason `json:"end"`
 	// Turns counts agent messages.
-	Turns  int `json:"turns"`
-	Tokens int `json:"tokens"`
+	Turns int `json:"turns"`
+	// MaxTurns is the turn limit the episode was played under (0 in logs
+	// written before it was recorded).
+	MaxTurns int `json:"max_turns,omitempty"`
+	Tokens   int `json:"tokens"`
 	// Metrics holds task-specific scores (bleu, chrf).
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 }

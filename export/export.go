@@ -31,6 +31,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
@@ -117,7 +118,12 @@ type RolloutRow struct {
 }
 
 // InteractionKwargs name one served episode: POST them (as JSON, without
-// name) to /v1/episodes to replay the logged episode's user.
+// name) to /v1/episodes to replay the logged episode's user. Task is the
+// full name the episode was logged under, level and options included;
+// EpisodeSeed is a decimal string, since a 64-bit seed does not survive
+// JSON parsers that read numbers as doubles; MaxTurns is the logged turn
+// limit (0, left out, for logs written before it was recorded: the
+// server's own limit applies).
 type InteractionKwargs struct {
 	// Name selects the verl interaction ("calibrl").
 	Name        string `json:"name" parquet:"name"`
@@ -125,7 +131,8 @@ type InteractionKwargs struct {
 	Split       string `json:"split" parquet:"split"`
 	Index       int64  `json:"index" parquet:"index"`
 	Sample      int64  `json:"sample" parquet:"sample"`
-	EpisodeSeed uint64 `json:"episode_seed" parquet:"episode_seed"`
+	EpisodeSeed string `json:"episode_seed" parquet:"episode_seed"`
+	MaxTurns    int64  `json:"max_turns,omitempty" parquet:"max_turns"`
 }
 
 // ExtraInfo is verl's per-row extra_info column.
@@ -155,7 +162,8 @@ func PromptRows(eps []dialog.Episode) []PromptRow {
 			DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, first)), Ability: ep.Task,
 			RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
 			ExtraInfo: ExtraInfo{Split: ep.Split, Index: int64(ep.Index), InteractionKwargs: InteractionKwargs{
-				Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample), EpisodeSeed: ep.Seed,
+				Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
+				EpisodeSeed: strconv.FormatUint(ep.Seed, 10), MaxTurns: int64(ep.MaxTurns),
 			}},
 		})
 	}

@@ -185,14 +185,23 @@ func TestWriteErrorsLeaveNoFile(t *testing.T) {
 
 func TestPromptRowsOpenTheLoggedEpisode(t *testing.T) {
 	eps := episodes()
-	eps[1].Seed, eps[1].Sample = 12345, 2
+	// A seed above 2^53: it must reach the row exactly, as a string.
+	eps[1].Seed, eps[1].Sample, eps[1].Task, eps[1].MaxTurns = 18446744073709551557, 2, "guess:small", 6
 	rows := PromptRows(eps)
 	r := rows[1]
 	if len(r.Prompt) != 2 || r.Prompt[0].Role != "system" || r.Prompt[1].Content != "guess my number" {
 		t.Errorf("got prompt %+v, want instructions and the opening", r.Prompt)
 	}
-	want := InteractionKwargs{Name: "calibrl", Task: "guess", Split: "train", Index: 1, Sample: 2, EpisodeSeed: 12345}
+	want := InteractionKwargs{Name: "calibrl", Task: "guess:small", Split: "train", Index: 1, Sample: 2, EpisodeSeed: "18446744073709551557", MaxTurns: 6}
 	if r.ExtraInfo.InteractionKwargs != want {
 		t.Errorf("got %+v, want %+v", r.ExtraInfo.InteractionKwargs, want)
+	}
+	// Read back as a JavaScript client would (numbers as doubles), the
+	// seed is still exact.
+	data, _ := json.Marshal(r.ExtraInfo.InteractionKwargs)
+	var generic map[string]any
+	json.Unmarshal(data, &generic)
+	if generic["episode_seed"] != "18446744073709551557" {
+		t.Errorf("episode_seed reads back as %v (%T), want the exact decimal string", generic["episode_seed"], generic["episode_seed"])
 	}
 }

@@ -70,9 +70,9 @@ Set "end" to true when you end the conversation, and "satisfied" to true only if
 	return b.String()
 }
 
-// openingCue is the first turn of the user's chat: the model is the user,
+// OpeningCue is the first turn of the user's chat: the model is the user,
 // so the conversation it answers starts with an instruction to open.
-const openingCue = "(The conversation has not started yet. Write your opening message to the assistant.)"
+const OpeningCue = "(The conversation has not started yet. Write your opening message to the assistant.)"
 
 // RolePlayChat is the chat the LLM user answers: its system prompt, the
 // opening cue, then the dialogue with roles flipped (the agent's turns as
@@ -84,7 +84,7 @@ func RolePlayChat(o *dialog.Oracle, history []dialog.Message, endLast, satisfied
 	out := make([]dialog.Message, 0, len(history)+3)
 	out = append(out,
 		dialog.Message{Role: dialog.RoleSystem, Content: UserSystemPrompt(o)},
-		dialog.Message{Role: dialog.RoleUser, Content: openingCue})
+		dialog.Message{Role: dialog.RoleUser, Content: OpeningCue})
 	lastUser := -1
 	for i, m := range history {
 		if m.Role == dialog.RoleUser {

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openai/openai-go/v3"
 
 	"github.com/calibrl/calibrl/dialog"
 )
@@ -29,7 +33,7 @@ type User struct {
 	// negative means none.
 	FormatRetries int
 
-	malformed, unclear atomic.Int64
+	malformed, unclear, dropped atomic.Int64
 }
 
 // NewUser returns a user backed by pool.
@@ -42,6 +46,10 @@ func (u *User) Pool() *Pool { return u.pool }
 // Unclear the turns that fell back to Unclear after every retry.
 func (u *User) Malformed() int64 { return u.malformed.Load() }
 func (u *User) Unclear() int64   { return u.unclear.Load() }
+
+// Dropped counts the earlier exchanges left out of requests because the
+// conversation no longer fitted the model's context (see ask).
+func (u *User) Dropped() int64 { return u.dropped.Load() }
 
 // NewSession starts one episode's user. The request seeds are drawn from
 // rng, so they follow the episode's seed.
@@ -120,6 +128,12 @@ func (s *userSession) EndReason() dialog.EndReason { return s.reason }
 // ask completes the role-play chat, retrying malformed replies. ok is
 // false when every reply was malformed; err is set only for failures of
 // the endpoint or the context.
+//
+// When the endpoint refuses the chat as longer than its context, the
+// oldest exchange after the opening (an agent turn and the reply to it) is
+// left out and the request sent again, as calibrl's own model users drop
+// the oldest turns to fit; the system prompt, the opening and the agent's
+// last turn always stay. Dropped counts what was left out.
 func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserReply, bool, error) {
 	msgs := RolePlayChat(s.o, history, false, false)
 	retries := s.u.FormatRetries
@@ -129,6 +143,11 @@ func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserRe
 	for try := 0; try <= retries; try++ {
 		seed := s.seed + s.turn*64 + int64(try)
 		resp, err := s.u.pool.Complete(ctx, Request{Messages: msgs, Seed: &seed, JSON: true})
+		for err != nil && tooLong(err) && len(msgs) > keepHead+2 {
+			msgs = append(msgs[:keepHead:keepHead], msgs[keepHead+2:]...)
+			s.u.dropped.Add(1)
+			resp, err = s.u.pool.Complete(ctx, Request{Messages: msgs, Seed: &seed, JSON: true})
+		}
 		if err != nil {
 			return UserReply{}, false, err
 		}
@@ -142,6 +161,21 @@ func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserRe
 	}
 	s.turn++
 	return UserReply{}, false, nil
+}
+
+// keepHead is the part of a role-play chat never dropped to fit a
+// context: the system prompt, the opening cue and the user's opening.
+const keepHead = 3
+
+// tooLong reports an endpoint's refusal of a prompt longer than its
+// context: OpenAI's code context_length_exceeded, or the message vLLM and
+// others send with a plain 400.
+func tooLong(err error) bool {
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
+		return false
+	}
+	return apiErr.Code == "context_length_exceeded" || strings.Contains(strings.ToLower(apiErr.Message), "maximum context length")
 }
 
 // fanOut runs f(0..n-1) concurrently and returns the first error; the

@@ -128,16 +128,17 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 		for g := 0; g < cfg.Group; g++ {
 			seed := EpisodeSeed(cfg.Seed, index, g)
 			l := &live{ep: dialog.Episode{
-				ID:     fmt.Sprintf("%s/%s/%d/%d", task.Name(), cfg.Split, index, g),
-				Task:   task.Name(),
-				Split:  cfg.Split,
-				Agent:  cfg.AgentName,
-				User:   cfg.UserName,
-				Seed:   seed,
-				Index:  index,
-				Sample: g,
-				Oracle: *oracle,
-				View:   *view,
+				ID:       fmt.Sprintf("%s/%s/%d/%d", task.Name(), cfg.Split, index, g),
+				Task:     dialog.TaskName(task),
+				Split:    cfg.Split,
+				MaxTurns: cfg.MaxTurns,
+				Agent:    cfg.AgentName,
+				User:     cfg.UserName,
+				Seed:     seed,
+				Index:    index,
+				Sample:   g,
+				Oracle:   *oracle,
+				View:     *view,
 			}}
 			l.user = user.NewSession(&l.ep.Oracle, rand.New(rand.NewPCG(seed, 1)))
 			l.agent = agent.NewSession(&l.ep.View, rand.New(rand.NewPCG(seed, 2)))

@@ -48,7 +48,7 @@ func BenchmarkServeEpisodes(b *testing.B) {
 					break
 				}
 				var cr CreateResponse
-				if st := call(b, c, "POST", ts.URL+"/v1/episodes", "", CreateRequest{Task: "guess", Index: &i, Seed: uint64(i)}, &cr); st != 201 {
+				if st := call(b, c, "POST", ts.URL+"/v1/episodes", "", CreateRequest{Task: "guess", Index: &i, Seed: Seed(i)}, &cr); st != 201 {
 					errs.Add(1)
 					continue
 				}

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,20 +13,50 @@ import (
 
 // ChatModel is what backs /v1/chat/completions: a model that continues a
 // chat with the assistant's next message. The calibrated user simulator
-// implements it (conditioned on the oracle context in the system message,
-// it speaks as the assistant of a role-flipped chat; see package export).
-// Implementations must be safe for concurrent use.
+// implements it (Simulator). Implementations must be safe for concurrent
+// use. An error that is an *InvalidRequest is the client's (answered 400
+// naming the field); any other is the server's.
 type ChatModel interface {
-	Complete(ctx context.Context, messages []dialog.Message) (string, Usage, error)
+	Complete(ctx context.Context, req ChatRequest) (ChatReply, error)
 }
 
 // ChatModelFunc adapts a function to ChatModel.
-type ChatModelFunc func(ctx context.Context, messages []dialog.Message) (string, Usage, error)
+type ChatModelFunc func(ctx context.Context, req ChatRequest) (ChatReply, error)
 
 // Complete calls f.
-func (f ChatModelFunc) Complete(ctx context.Context, m []dialog.Message) (string, Usage, error) {
-	return f(ctx, m)
+func (f ChatModelFunc) Complete(ctx context.Context, req ChatRequest) (ChatReply, error) {
+	return f(ctx, req)
 }
+
+// ChatRequest is what a client asked for: the messages and the sampling
+// fields it set. Nil and zero fields take the model's own defaults.
+type ChatRequest struct {
+	Messages []dialog.Message
+	// MaxTokens bounds the completion's tokens (max_tokens or
+	// max_completion_tokens); 0: the model's own bound.
+	MaxTokens   int
+	Temperature *float64
+	TopP        *float64
+	// Seed makes the completion a function of the request alone.
+	Seed *int64
+}
+
+// ChatReply is a completion: its text, why it stopped ("stop" or
+// "length") and what it cost.
+type ChatReply struct {
+	Text   string
+	Finish string
+	Usage  Usage
+}
+
+// InvalidRequest is a request the model cannot honour as asked. Param
+// names the field, Code is OpenAI's error code when there is one
+// ("context_length_exceeded").
+type InvalidRequest struct {
+	Param, Code, Message string
+}
+
+func (e *InvalidRequest) Error() string { return e.Param + ": " + e.Message }
 
 // Usage counts a completion's tokens.
 type Usage struct {
@@ -34,9 +65,9 @@ type Usage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
-// chatRequest is the part of OpenAI's request the endpoint reads. Other
-// fields (temperature, max_tokens, ...) are accepted and ignored: the
-// simulator samples as it was configured.
+// chatRequest is OpenAI's request as far as the endpoint honours it.
+// Every other field is refused (checkChatFields): a sampling option the
+// server would ignore must not look as if it had been applied.
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
@@ -44,7 +75,96 @@ type chatRequest struct {
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
-	N *int `json:"n"`
+	N                   *int            `json:"n"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	Seed                *int64          `json:"seed"`
+	Stop                json.RawMessage `json:"stop"`
+	ResponseFormat      *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+}
+
+// chatFields are the request fields the endpoint reads; chatNeutral the
+// ones that do not change a completion (identifiers and bookkeeping,
+// accepted and not used); chatDefaults the ones accepted only at the
+// value that means "off".
+var (
+	chatFields = map[string]bool{
+		"model": true, "messages": true, "stream": true, "stream_options": true, "n": true,
+		"max_tokens": true, "max_completion_tokens": true, "temperature": true, "top_p": true,
+		"seed": true, "stop": true, "response_format": true,
+	}
+	chatNeutral  = map[string]bool{"user": true, "metadata": true, "store": true}
+	chatDefaults = map[string]string{
+		"frequency_penalty": "0", "presence_penalty": "0", "logprobs": "false",
+		"parallel_tool_calls": "", "tool_choice": "", "tools": "", "functions": "", "function_call": "",
+		"logit_bias": "", "top_logprobs": "",
+	}
+)
+
+// checkChatFields refuses fields the endpoint would otherwise ignore.
+func checkChatFields(raw map[string]json.RawMessage) *InvalidRequest {
+	for k, v := range raw {
+		if chatFields[k] || chatNeutral[k] {
+			continue
+		}
+		val := strings.TrimSpace(string(v))
+		if def, ok := chatDefaults[k]; ok {
+			if val == "null" || val == def || val == "{}" || val == "[]" {
+				continue
+			}
+			return &InvalidRequest{Param: k, Message: fmt.Sprintf("%s is not supported by this server's simulator (only %s)", k, orNull(def))}
+		}
+		return &InvalidRequest{Param: k, Message: fmt.Sprintf("unknown or unsupported field %q", k)}
+	}
+	return nil
+}
+
+func orNull(def string) string {
+	if def == "" {
+		return "null or empty"
+	}
+	return def
+}
+
+// sampling checks the sampling fields and returns them for the model.
+func (r *chatRequest) sampling() (ChatRequest, *InvalidRequest) {
+	var out ChatRequest
+	if r.N != nil && *r.N != 1 {
+		return out, &InvalidRequest{Param: "n", Message: "only n=1 is supported"}
+	}
+	if r.MaxTokens != nil && r.MaxCompletionTokens != nil && *r.MaxTokens != *r.MaxCompletionTokens {
+		return out, &InvalidRequest{Param: "max_completion_tokens", Message: "max_tokens and max_completion_tokens disagree: send one"}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"max_tokens", r.MaxTokens}, {"max_completion_tokens", r.MaxCompletionTokens}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 {
+			return out, &InvalidRequest{Param: f.name, Message: fmt.Sprintf("%s must be at least 1, got %d", f.name, *f.v)}
+		}
+		out.MaxTokens = *f.v
+	}
+	if t := r.Temperature; t != nil && !(*t >= 0 && *t <= 2) {
+		return out, &InvalidRequest{Param: "temperature", Message: fmt.Sprintf("temperature must be in [0, 2], got %g", *t)}
+	}
+	if p := r.TopP; p != nil && !(*p > 0 && *p <= 1) {
+		return out, &InvalidRequest{Param: "top_p", Message: fmt.Sprintf("top_p must be in (0, 1], got %g", *p)}
+	}
+	out.Temperature, out.TopP, out.Seed = r.Temperature, r.TopP, r.Seed
+	if stop := strings.TrimSpace(string(r.Stop)); stop != "" && stop != "null" && stop != "[]" && stop != `""` {
+		return out, &InvalidRequest{Param: "stop", Message: "stop sequences are not supported: the simulator ends its turn itself and replies with one JSON object ({\"message\", \"end\", \"satisfied\"})"}
+	}
+	if rf := r.ResponseFormat; rf != nil && rf.Type != "" && rf.Type != "text" && rf.Type != "json_object" {
+		return out, &InvalidRequest{Param: "response_format", Message: fmt.Sprintf("response_format %q is not supported (the reply is always one JSON object: text and json_object are accepted)", rf.Type)}
+	}
+	return out, nil
 }
 
 type chatMessage struct {
@@ -79,24 +199,40 @@ func (m chatMessage) text() (string, error) {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	var req chatRequest
-	if !decode(w, r, s.cfg.MaxBodyBytes, &req, false) {
+	var raw map[string]json.RawMessage
+	if !decode(w, r, s.cfg.MaxBodyBytes, &raw, false) {
 		return
 	}
 	if s.opt.Chat == nil {
-		writeError(w, http.StatusNotImplemented, errUnavailable,
-			"no simulator is configured on this server: /v1/chat/completions answers once a calibrated user simulator is plugged in (serve.Options.Chat); the environment API (/v1/episodes) works without it")
+		// 404, not 501: SDKs retry 5xx, and no retry can make a model appear.
+		writeErrorCode(w, http.StatusNotFound, errNotFound, "model_not_found", "model",
+			"no simulator is served here: start the server with `calibrl serve --sim DIR` (a train-sim checkpoint) to answer /v1/chat/completions; the environment API (/v1/episodes) works without it")
+		return
+	}
+	var req chatRequest
+	if err := remarshal(raw, &req); err != nil {
+		writeError(w, http.StatusBadRequest, errInvalid, "malformed request: "+err.Error())
+		return
+	}
+	if bad := checkChatFields(raw); bad != nil {
+		writeInvalid(w, bad)
+		return
+	}
+	if req.Model != s.opt.ChatName {
+		writeErrorCode(w, http.StatusNotFound, errNotFound, "model_not_found", "model",
+			fmt.Sprintf("the model %q does not exist here: this server serves %q (GET /v1/models)", req.Model, s.opt.ChatName))
 		return
 	}
 	if len(req.Messages) == 0 {
-		writeError(w, http.StatusBadRequest, errInvalid, "messages must not be empty")
+		writeInvalid(w, &InvalidRequest{Param: "messages", Message: "messages must not be empty"})
 		return
 	}
-	if req.N != nil && *req.N != 1 {
-		writeError(w, http.StatusBadRequest, errInvalid, "only n=1 is supported")
+	creq, bad := req.sampling()
+	if bad != nil {
+		writeInvalid(w, bad)
 		return
 	}
-	msgs := make([]dialog.Message, len(req.Messages))
+	creq.Messages = make([]dialog.Message, len(req.Messages))
 	for i, m := range req.Messages {
 		role := dialog.Role(m.Role)
 		switch m.Role {
@@ -104,43 +240,82 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			role = dialog.RoleSystem
 		case "user", "assistant":
 		default:
-			writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("messages[%d]: unsupported role %q", i, m.Role))
+			writeInvalid(w, &InvalidRequest{Param: fmt.Sprintf("messages[%d].role", i), Message: fmt.Sprintf("unsupported role %q", m.Role)})
 			return
 		}
 		text, err := m.text()
 		if err != nil {
-			writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("messages[%d]: %v", i, err))
+			writeInvalid(w, &InvalidRequest{Param: fmt.Sprintf("messages[%d].content", i), Message: err.Error()})
 			return
 		}
-		msgs[i] = dialog.Message{Role: role, Content: text}
+		creq.Messages[i] = dialog.Message{Role: role, Content: text}
 	}
-	text, usage, err := s.opt.Chat.Complete(r.Context(), msgs)
+	reply, err := s.opt.Chat.Complete(r.Context(), creq)
+	var inv *InvalidRequest
+	if errors.As(err, &inv) {
+		writeInvalid(w, inv)
+		return
+	}
 	if err != nil {
 		s.log.Warn("chat completion failed", "err", err)
 		writeError(w, http.StatusInternalServerError, errServer, "completion failed: "+err.Error())
 		return
 	}
+	usage := reply.Usage
 	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
+	if reply.Finish == "" {
+		reply.Finish = "stop"
+	}
 	id := "chatcmpl-" + strings.TrimPrefix(newID(), "ep_")
 	created := s.opt.Now().Unix()
 	if req.Stream {
-		s.streamChat(w, id, created, text, usage, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		s.streamChat(w, id, created, reply.Text, reply.Finish, usage, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": "chat.completion", "created": created, "model": s.opt.ChatName,
 		"choices": []any{map[string]any{
-			"index": 0, "finish_reason": "stop", "logprobs": nil,
-			"message": map[string]any{"role": "assistant", "content": text, "refusal": nil},
+			"index": 0, "finish_reason": reply.Finish, "logprobs": nil,
+			"message": map[string]any{"role": "assistant", "content": reply.Text, "refusal": nil},
 		}},
 		"usage": usage,
 	})
 }
 
+// remarshal reads a decoded object into v.
+func remarshal(raw map[string]json.RawMessage, v any) error {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
+// models answers GET /v1/models: the simulator, when one is served.
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	data := []any{}
+	if s.opt.Chat != nil {
+		data = append(data, s.modelObject())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+}
+
+func (s *Server) model(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("model"); s.opt.Chat == nil || id != s.opt.ChatName {
+		writeErrorCode(w, http.StatusNotFound, errNotFound, "model_not_found", "model", fmt.Sprintf("the model %q does not exist here (GET /v1/models)", id))
+		return
+	}
+	writeJSON(w, http.StatusOK, s.modelObject())
+}
+
+func (s *Server) modelObject() map[string]any {
+	return map[string]any{"id": s.opt.ChatName, "object": "model", "created": s.started.Unix(), "owned_by": "calibrl"}
+}
+
 // streamChat sends the completion as server-sent events: one chunk with
 // the whole text (the simulator does not generate incrementally here), a
 // closing chunk with finish_reason, optionally usage, then [DONE].
-func (s *Server) streamChat(w http.ResponseWriter, id string, created int64, text string, usage Usage, withUsage bool) {
+func (s *Server) streamChat(w http.ResponseWriter, id string, created int64, text, finish string, usage Usage, withUsage bool) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -157,7 +332,7 @@ func (s *Server) streamChat(w http.ResponseWriter, id string, created int64, tex
 		fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	chunk(map[string]any{"role": "assistant", "content": text}, nil, nil)
-	chunk(map[string]any{}, "stop", nil)
+	chunk(map[string]any{}, finish, nil)
 	if withUsage {
 		chunk(nil, nil, &usage)
 	}

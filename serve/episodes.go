@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,15 +23,61 @@ import (
 // EpisodeSeed, when set, is used as the episode's seed as is, instead of
 // deriving it from (Seed, Index, Sample): it is the "seed" field of a
 // logged episode, so a dataset exported from logs (export kind prompts)
-// replays each logged episode's user, opening included.
+// replays each logged episode's user, opening included. Task is the full
+// name, level and options included ("mathchat:easy"), and MaxTurns the
+// logged episode's turn limit (default the server's --max-turns, which
+// also bounds it): export writes both into interaction_kwargs.
 type CreateRequest struct {
-	Task        string  `json:"task"`
-	Split       string  `json:"split,omitempty"` // default "train"
-	Seed        uint64  `json:"seed"`
-	User        string  `json:"user,omitempty"` // default "human"
-	Index       *int    `json:"index,omitempty"`
-	Sample      int     `json:"sample,omitempty"`
-	EpisodeSeed *uint64 `json:"episode_seed,omitempty"`
+	Task        string `json:"task"`
+	Split       string `json:"split,omitempty"` // default "train"
+	Seed        Seed   `json:"seed"`
+	User        string `json:"user,omitempty"` // default "human"
+	Index       *int   `json:"index,omitempty"`
+	Sample      int    `json:"sample,omitempty"`
+	EpisodeSeed *Seed  `json:"episode_seed,omitempty"`
+	MaxTurns    int    `json:"max_turns,omitempty"`
+}
+
+// MaxExactJSONInt is the largest integer every JSON parser reads exactly:
+// JavaScript and jq read numbers as doubles, which hold integers up to
+// 2^53 − 1 and round the ones above.
+const MaxExactJSONInt = 1<<53 - 1
+
+// Seed is a 64-bit seed on the wire: a decimal string (any uint64), or a
+// JSON number up to MaxExactJSONInt. A larger number is refused, since the
+// client that wrote it may have rounded it already (a rounded seed opens
+// another episode, silently). Seeds are written as strings.
+type Seed uint64
+
+// UnmarshalJSON reads a string or an exactly representable number.
+func (s *Seed) UnmarshalJSON(b []byte) error {
+	text := strings.TrimSpace(string(b))
+	if strings.HasPrefix(text, `"`) {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		v, err := strconv.ParseUint(strings.TrimSpace(str), 10, 64)
+		if err != nil {
+			return fmt.Errorf("seed %q: want a decimal unsigned 64-bit integer", str)
+		}
+		*s = Seed(v)
+		return nil
+	}
+	v, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return fmt.Errorf("seed %s: want a non-negative integer (send seeds above 2^53 - 1 as strings)", text)
+	}
+	if v > MaxExactJSONInt {
+		return fmt.Errorf("seed %s is above 2^53 - 1: JSON parsers that read numbers as doubles round it, so it may not be the seed that was logged: send it as a string (\"%s\")", text, text)
+	}
+	*s = Seed(v)
+	return nil
+}
+
+// MarshalJSON writes the seed as a decimal string.
+func (s Seed) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + strconv.FormatUint(uint64(s), 10) + `"`), nil
 }
 
 // Observation is the agent's first view of an episode.
@@ -75,24 +123,28 @@ type TurnInfo struct {
 
 // Transcript is an episode as GET /v1/episodes/{id} shows it. It leaves
 // out the oracle context: the ground truth never reaches the agent side.
+//
+// Task, Split, Index, Sample, EpisodeSeed and MaxTurns are what replays
+// the episode: POST them to /v1/episodes.
 type Transcript struct {
-	ID       string             `json:"id"`
-	Task     string             `json:"task"`
-	Split    string             `json:"split"`
-	User     string             `json:"user"`
-	Seed     uint64             `json:"seed"`
-	Index    int                `json:"index"`
-	Sample   int                `json:"sample"`
-	Created  time.Time          `json:"created"`
-	Messages []dialog.Message   `json:"messages"`
-	Turns    int                `json:"turns"`
-	Tokens   int                `json:"tokens"`
-	Done     bool               `json:"done"`
-	End      dialog.EndReason   `json:"end,omitempty"`
-	Reward   float64            `json:"reward"`
-	Success  bool               `json:"success"`
-	Outcome  string             `json:"outcome,omitempty"`
-	Metrics  map[string]float64 `json:"metrics,omitempty"`
+	ID          string             `json:"id"`
+	Task        string             `json:"task"`
+	Split       string             `json:"split"`
+	User        string             `json:"user"`
+	EpisodeSeed Seed               `json:"episode_seed"`
+	Index       int                `json:"index"`
+	Sample      int                `json:"sample"`
+	MaxTurns    int                `json:"max_turns"`
+	Created     time.Time          `json:"created"`
+	Messages    []dialog.Message   `json:"messages"`
+	Turns       int                `json:"turns"`
+	Tokens      int                `json:"tokens"`
+	Done        bool               `json:"done"`
+	End         dialog.EndReason   `json:"end,omitempty"`
+	Reward      float64            `json:"reward"`
+	Success     bool               `json:"success"`
+	Outcome     string             `json:"outcome,omitempty"`
+	Metrics     map[string]float64 `json:"metrics,omitempty"`
 }
 
 func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +164,13 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := task.CheckSplit(req.Split); err != nil {
 		writeError(w, http.StatusBadRequest, errInvalid, err.Error())
+		return
+	}
+	if req.MaxTurns == 0 {
+		req.MaxTurns = s.cfg.MaxTurns
+	}
+	if req.MaxTurns < 0 || req.MaxTurns > s.cfg.MaxTurns {
+		writeErrorCode(w, http.StatusBadRequest, errInvalid, "", "max_turns", fmt.Sprintf("max_turns %d: want 1 to %d (the server's --max-turns)", req.MaxTurns, s.cfg.MaxTurns))
 		return
 	}
 	index := int(req.Seed % (1 << 31))
@@ -136,12 +195,12 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("instance %s/%d: %v", req.Split, index, err))
 		return
 	}
-	seed := rollout.EpisodeSeed(req.Seed, index, req.Sample)
+	seed := rollout.EpisodeSeed(uint64(req.Seed), index, req.Sample)
 	if req.EpisodeSeed != nil {
-		seed = *req.EpisodeSeed
+		seed = uint64(*req.EpisodeSeed)
 	}
 	e := &episode{task: t, ep: dialog.Episode{
-		Task: t.Name(), Split: req.Split, User: req.User, Agent: "serve",
+		Task: req.Task, Split: req.Split, User: req.User, Agent: "serve", MaxTurns: req.MaxTurns,
 		Seed: seed, Index: index, Sample: req.Sample, Oracle: *oracle, View: *view,
 	}}
 	e.user = u.NewSession(&e.ep.Oracle, rand.New(rand.NewPCG(seed, 1)))
@@ -206,8 +265,8 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	if reply != "" {
 		ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: reply, Tokens: dialog.ApproxTokens(reply)})
 	}
-	resp := TurnResponse{Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: s.cfg.MaxTurns, UserEnded: end}}
-	if end || ep.Turns >= s.cfg.MaxTurns {
+	resp := TurnResponse{Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: end}}
+	if end || ep.Turns >= ep.MaxTurns {
 		ep.End = dialog.MaxTurns
 		if end {
 			ep.End = endReason(e.user)
@@ -230,7 +289,7 @@ func (s *Server) getEpisode(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	ep := &e.ep
 	t := Transcript{
-		ID: e.id, Task: ep.Task, Split: ep.Split, User: ep.User, Seed: ep.Seed, Index: ep.Index, Sample: ep.Sample,
+		ID: e.id, Task: ep.Task, Split: ep.Split, User: ep.User, EpisodeSeed: Seed(ep.Seed), Index: ep.Index, Sample: ep.Sample, MaxTurns: ep.MaxTurns,
 		Created: e.created, Messages: append([]dialog.Message(nil), ep.Messages...), Turns: ep.Turns, Done: e.done,
 		End: ep.End, Reward: ep.Reward, Success: ep.Success, Outcome: ep.Outcome, Metrics: ep.Metrics,
 	}

@@ -25,6 +25,7 @@ type apiError struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
 	Param   string `json:"param,omitempty"`
+	Code    string `json:"code,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -48,7 +49,23 @@ func jsonEscape(s string) string {
 }
 
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
-	writeJSON(w, status, map[string]apiError{"error": {Message: msg, Type: typ}})
+	writeErrorCode(w, status, typ, "", "", msg)
+}
+
+// writeErrorCode is writeError with OpenAI's code and param fields. A
+// client error no retry can fix carries "x-should-retry: false", which
+// the official OpenAI SDKs obey over their own rule (they retry 408, 409,
+// 429 and 5xx).
+func writeErrorCode(w http.ResponseWriter, status int, typ, code, param, msg string) {
+	if status >= 400 && status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests {
+		w.Header().Set("x-should-retry", "false")
+	}
+	writeJSON(w, status, map[string]apiError{"error": {Message: msg, Type: typ, Param: param, Code: code}})
+}
+
+// writeInvalid answers a request the server cannot honour as asked.
+func writeInvalid(w http.ResponseWriter, e *InvalidRequest) {
+	writeErrorCode(w, http.StatusBadRequest, errInvalid, e.Code, e.Param, e.Message)
 }
 
 // decode reads one JSON object from the body, bounded by limit bytes.

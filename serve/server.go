@@ -121,9 +121,11 @@ type Options struct {
 	Task func(name string) (task.Task, error)
 	// User builds a user by spec name for a task. Default spec.User.
 	User func(t task.Task, name string) (dialog.User, error)
-	// Chat backs /v1/chat/completions. Nil: the endpoint answers 501.
+	// Chat backs /v1/chat/completions. Nil: the endpoint answers 404
+	// model_not_found, naming --sim.
 	Chat ChatModel
-	// ChatName is the model name the chat endpoint reports.
+	// ChatName is the model's name: the one /v1/models lists and requests
+	// must name. Default "calibrl-sim".
 	ChatName string
 	// Logger receives events. Default slog.Default().
 	Logger *slog.Logger
@@ -139,6 +141,8 @@ type Server struct {
 	store *store
 	envs  *envCache
 	mux   *http.ServeMux
+	// started is when the server was built: the models' "created".
+	started time.Time
 }
 
 // New builds a server. Its handler is ready at once; Run listens.
@@ -159,9 +163,9 @@ func New(cfg Config, opt Options) (*Server, error) {
 		opt.Now = time.Now
 	}
 	if opt.ChatName == "" {
-		opt.ChatName = "calibrl-simulator"
+		opt.ChatName = "calibrl-sim"
 	}
-	s := &Server{cfg: cfg, opt: opt, log: opt.Logger}
+	s := &Server{cfg: cfg, opt: opt, log: opt.Logger, started: opt.Now()}
 	s.store = newStore(cfg.EpisodeTTL, cfg.MaxEpisodes, opt.Now)
 	s.envs = newEnvCache(opt.Task, opt.User)
 	s.routes()
@@ -180,6 +184,8 @@ func (s *Server) routes() {
 	mux.HandleFunc("DELETE /v1/episodes/{id}", s.auth(s.deleteEpisode))
 	mux.HandleFunc("POST /v1/episodes/{id}/turns", s.auth(s.turn))
 	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chat))
+	mux.HandleFunc("GET /v1/models", s.auth(s.models))
+	mux.HandleFunc("GET /v1/models/{model...}", s.auth(s.model))
 	mux.HandleFunc("/", s.notFound)
 	s.mux = mux
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +24,8 @@ import (
 
 // guessChat is a chat model that plays the guess agent: it bisects using
 // the higher/lower replies in the chat so far.
-var guessChat = ChatModelFunc(func(_ context.Context, msgs []dialog.Message) (string, Usage, error) {
+var guessChat = ChatModelFunc(func(_ context.Context, req ChatRequest) (ChatReply, error) {
+	msgs := req.Messages
 	lo, hi := 0, 9
 	last := -1
 	for _, m := range msgs {
@@ -34,7 +38,7 @@ var guessChat = ChatModelFunc(func(_ context.Context, msgs []dialog.Message) (st
 			hi = last - 1
 		}
 	}
-	return strconv.Itoa((lo + hi) / 2), Usage{PromptTokens: len(msgs), CompletionTokens: 1}, nil
+	return ChatReply{Text: strconv.Itoa((lo + hi) / 2), Usage: Usage{PromptTokens: len(msgs), CompletionTokens: 1}}, nil
 })
 
 func TestEpisodeThroughHTTPWithOpenAIClientAsAgent(t *testing.T) {
@@ -109,13 +113,106 @@ func TestEpisodeThroughHTTPWithOpenAIClientAsAgent(t *testing.T) {
 	}
 }
 
-func TestChatWithoutModelSays501(t *testing.T) {
+// Without --sim the chat endpoint answers 404 model_not_found, which the
+// official SDKs do not retry (they retry 408, 409, 429 and 5xx), and says
+// which flag turns it on.
+func TestChatWithoutSimulatorIsNotRetried(t *testing.T) {
+	var hits atomic.Int64
 	_, ts := newTestServer(t, nil)
-	oc := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey(""), option.WithMaxRetries(0))
+	counted := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		r.URL.Scheme, r.URL.Host = "", ""
+		resp, err := ts.Client().Post(ts.URL+r.URL.Path, "application/json", r.Body)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	defer counted.Close()
+	oc := openai.NewClient(option.WithBaseURL(counted.URL+"/v1/"), option.WithAPIKey(""), option.WithMaxRetries(3))
 	_, err := oc.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "x", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}})
 	var apiErr *openai.Error
-	if !errorsAs(err, &apiErr) || apiErr.StatusCode != http.StatusNotImplemented || !strings.Contains(apiErr.Message, "simulator") {
-		t.Fatalf("got %v, want 501 saying how to enable the simulator", err)
+	if !errorsAs(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || apiErr.Code != "model_not_found" || !strings.Contains(apiErr.Message, "--sim") {
+		t.Fatalf("got %v, want 404 model_not_found naming --sim", err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("the SDK sent %d requests, want 1 (no retries)", n)
+	}
+	var list struct {
+		Object string           `json:"object"`
+		Data   []map[string]any `json:"data"`
+	}
+	if st := call(t, ts.Client(), "GET", ts.URL+"/v1/models", "", nil, &list); st != 200 || list.Object != "list" || len(list.Data) != 0 {
+		t.Errorf("GET /v1/models without --sim: status %d, %+v, want an empty list", st, list)
+	}
+}
+
+// The sampling fields reach the model as sent; fields it cannot honour
+// are refused with 400 naming them, never dropped.
+func TestChatSamplingFieldsHonouredOrRefused(t *testing.T) {
+	var got ChatRequest
+	model := ChatModelFunc(func(_ context.Context, req ChatRequest) (ChatReply, error) {
+		got = req
+		if len(req.Messages[len(req.Messages)-1].Content) > 20 {
+			return ChatReply{}, &InvalidRequest{Param: "messages", Code: "context_length_exceeded", Message: "too long"}
+		}
+		return ChatReply{Text: "ok", Finish: "length"}, nil
+	})
+	_, ts := newTestServer(t, func(_ *Config, o *Options) { o.Chat, o.ChatName = model, "sim" })
+	oc := openai.NewClient(option.WithBaseURL(ts.URL+"/v1/"), option.WithAPIKey(""), option.WithMaxRetries(0))
+	ctx := context.Background()
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")}
+	comp, err := oc.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "sim", Messages: msgs,
+		MaxTokens: openai.Int(7), Temperature: openai.Float(0.5), TopP: openai.Float(0.8), Seed: openai.Int(-3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.MaxTokens != 7 || got.Temperature == nil || *got.Temperature != 0.5 || got.TopP == nil || *got.TopP != 0.8 || got.Seed == nil || *got.Seed != -3 {
+		t.Errorf("the model got %+v, want max_tokens 7, temperature 0.5, top_p 0.8, seed -3", got)
+	}
+	if comp.Choices[0].FinishReason != "length" {
+		t.Errorf("finish_reason %q, want the model's length", comp.Choices[0].FinishReason)
+	}
+	m, err := oc.Models.Get(ctx, "sim")
+	if err != nil || m.ID != "sim" {
+		t.Errorf("GET /v1/models/sim: %v %+v", err, m)
+	}
+	page, err := oc.Models.List(ctx)
+	if err != nil || len(page.Data) != 1 || page.Data[0].ID != "sim" {
+		t.Errorf("GET /v1/models: %v %+v", err, page)
+	}
+	refused := []struct {
+		name, param, code string
+		params            openai.ChatCompletionNewParams
+	}{
+		{"stop", "stop", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, Stop: openai.ChatCompletionNewParamsStopUnion{OfString: openai.String("\n")}}},
+		{"temperature", "temperature", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, Temperature: openai.Float(3)}},
+		{"top_p", "top_p", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, TopP: openai.Float(0)}},
+		{"max_tokens", "max_tokens", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, MaxTokens: openai.Int(0)}},
+		{"penalty", "presence_penalty", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, PresencePenalty: openai.Float(1)}},
+		{"logprobs", "logprobs", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, Logprobs: openai.Bool(true)}},
+		{"n", "n", "", openai.ChatCompletionNewParams{Model: "sim", Messages: msgs, N: openai.Int(2)}},
+		{"over-long", "messages", "context_length_exceeded", openai.ChatCompletionNewParams{Model: "sim", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(strings.Repeat("long ", 10))}}},
+	}
+	for _, r := range refused {
+		_, err := oc.Chat.Completions.New(ctx, r.params)
+		var apiErr *openai.Error
+		if !errorsAs(err, &apiErr) || apiErr.StatusCode != 400 || apiErr.Param != r.param || apiErr.Code != r.code {
+			t.Errorf("%s: got %v, want 400 with param %q code %q", r.name, err, r.param, r.code)
+		}
+	}
+	var e struct{ Error apiError }
+	if st := call(t, ts.Client(), "POST", ts.URL+"/v1/chat/completions", "", `{"model":"sim","messages":[{"role":"user","content":"hi"}],"top_k":5}`, &e); st != 400 || e.Error.Param != "top_k" {
+		t.Errorf("unknown field top_k: status %d %+v, want 400 naming it", st, e)
+	}
+	if st := call(t, ts.Client(), "POST", ts.URL+"/v1/chat/completions", "", `{"model":"other","messages":[{"role":"user","content":"hi"}]}`, &e); st != 404 || e.Error.Code != "model_not_found" {
+		t.Errorf("wrong model: status %d %+v, want 404 model_not_found", st, e)
 	}
 }
 
@@ -177,9 +274,12 @@ func TestBadRequests(t *testing.T) {
 		{"turn after end", "POST", "/v1/episodes/" + done.ID + "/turns", tok, `{"message": "1"}`, 409, errConflict},
 		{"wrong method", "PUT", "/v1/episodes", tok, `{}`, 405, errInvalid},
 		{"unknown route", "GET", "/v2/things", tok, nil, 404, errNotFound},
-		{"chat bad role", "POST", "/v1/chat/completions", tok, `{"model": "m", "messages": [{"role": "tool", "content": "x"}]}`, 400, errInvalid},
-		{"chat no messages", "POST", "/v1/chat/completions", tok, `{"model": "m", "messages": []}`, 400, errInvalid},
-		{"chat image part", "POST", "/v1/chat/completions", tok, `{"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, 400, errInvalid},
+		{"chat bad role", "POST", "/v1/chat/completions", tok, `{"model": "calibrl-sim", "messages": [{"role": "tool", "content": "x"}]}`, 400, errInvalid},
+		{"chat no messages", "POST", "/v1/chat/completions", tok, `{"model": "calibrl-sim", "messages": []}`, 400, errInvalid},
+		{"chat image part", "POST", "/v1/chat/completions", tok, `{"model": "calibrl-sim", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}`, 400, errInvalid},
+		{"seed above 2^53", "POST", "/v1/episodes", tok, `{"task": "guess", "episode_seed": 9007199254740993}`, 400, errInvalid},
+		{"fractional seed", "POST", "/v1/episodes", tok, `{"task": "guess", "seed": 1.5}`, 400, errInvalid},
+		{"max_turns above the server's", "POST", "/v1/episodes", tok, `{"task": "guess", "max_turns": 99}`, 400, errInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,7 +324,7 @@ func TestConcurrentClients(t *testing.T) {
 			defer wg.Done()
 			idx := i
 			var cr CreateResponse
-			if st := call(t, c, "POST", ts.URL+"/v1/episodes", "", CreateRequest{Task: "guess", Index: &idx, Seed: uint64(i)}, &cr); st != 201 {
+			if st := call(t, c, "POST", ts.URL+"/v1/episodes", "", CreateRequest{Task: "guess", Index: &idx, Seed: Seed(i)}, &cr); st != 201 {
 				errs <- fmt.Sprintf("client %d: create %d", i, st)
 				return
 			}

@@ -90,7 +90,11 @@ func Lookup(name string) (Task, error) {
 	if err := checkLevel(name, level); err != nil {
 		return nil, err
 	}
-	return c(level, o)
+	t, err := c(level, o)
+	if err == nil {
+		dialog.SetTaskName(t, name) // episodes of t record the name that rebuilds it
+	}
+	return t, err
 }
 
 // Names lists the known tasks, sorted.

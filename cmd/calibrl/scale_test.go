@@ -128,7 +128,9 @@ func TestServeRefusesOpenAddressWithoutToken(t *testing.T) {
 func TestServeReplaysLoggedEpisodes(t *testing.T) {
 	dir := t.TempDir()
 	logs := filepath.Join(dir, "logs.jsonl")
-	mustRun(t, "collect", "--task", "mathchat", "-n", "6", "--seed", "4", "--agent", "scripted:careful,sloppy", "--out", logs)
+	// The easy level and a turn limit other than the server's: the rows
+	// must name both, or the server opens other problems.
+	mustRun(t, "collect", "--task", "mathchat:easy", "-n", "6", "--seed", "4", "--max-turns", "4", "--agent", "scripted:careful,sloppy", "--out", logs)
 	prompts := filepath.Join(dir, "prompts.jsonl")
 	mustRun(t, "export", "--logs", logs, "--kind", "prompts", "--out", prompts)
 	eps, err := dialog.LoadEpisodes(logs)
@@ -156,12 +158,34 @@ func TestServeReplaysLoggedEpisodes(t *testing.T) {
 		json.NewDecoder(resp.Body).Decode(out)
 	}
 	for i, ep := range eps {
-		kw := rows[i].ExtraInfo.InteractionKwargs
-		idx := int(kw.Index)
+		row := rows[i]
+		kw := row.ExtraInfo.InteractionKwargs
+		if kw.Task != "mathchat:easy" || kw.MaxTurns != 4 {
+			t.Fatalf("row %d: interaction_kwargs %+v, want task mathchat:easy and max_turns 4", i, kw)
+		}
+		// Open the episode as an adapter does: the row's interaction_kwargs
+		// as they are, without name, plus the user.
+		var body map[string]any
+		data, _ := json.Marshal(kw)
+		json.Unmarshal(data, &body)
+		delete(body, "name")
+		body["user"] = "human"
 		var created serve.CreateResponse
-		post("/v1/episodes", serve.CreateRequest{Task: kw.Task, Split: kw.Split, Index: &idx, Sample: int(kw.Sample), EpisodeSeed: &kw.EpisodeSeed, User: "human"}, &created)
+		post("/v1/episodes", body, &created)
+		if got, want := created.Observation.Messages[0].Content, row.Prompt[len(row.Prompt)-1].Content; got != want {
+			t.Fatalf("row %d: served opening %q, the row's prompt %q", i, got, want)
+		}
 		if got, want := created.Observation.Messages[0].Content, ep.Messages[0].Content; got != want {
 			t.Fatalf("episode %s: served opening %q, logged %q", ep.ID, got, want)
+		}
+		// The row's ground truth is the served episode's: answering it
+		// solves the episode (a fresh one, the same row).
+		var probe serve.CreateResponse
+		post("/v1/episodes", body, &probe)
+		var solved serve.TurnResponse
+		post("/v1/episodes/"+probe.ID+"/turns", serve.TurnRequest{Message: "The answer is " + row.RewardModel.GroundTruth + "."}, &solved)
+		if !solved.Done || solved.Reward != 1 {
+			t.Fatalf("row %d: answering the row's ground truth %q: %+v, want done with reward 1", i, row.RewardModel.GroundTruth, solved)
 		}
 		var last serve.TurnResponse
 		for j := 1; j < len(ep.Messages); j++ {
@@ -174,9 +198,26 @@ func TestServeReplaysLoggedEpisodes(t *testing.T) {
 				t.Fatalf("episode %s turn %d: served reply %q, logged %q", ep.ID, j, last.Reply, ep.Messages[j+1].Content)
 			}
 		}
-		if ep.End != dialog.MaxTurns && (!last.Done || last.Reward != ep.Reward) {
-			t.Errorf("episode %s: served done %v reward %v, logged reward %v (%s)", ep.ID, last.Done, last.Reward, ep.Reward, ep.End)
+		if !last.Done || last.Reward != ep.Reward || last.Info.MaxTurns != 4 {
+			t.Errorf("episode %s: served done %v reward %v under %d turns, logged reward %v (%s) under 4", ep.ID, last.Done, last.Reward, last.Info.MaxTurns, ep.Reward, ep.End)
 		}
+		var tr serve.Transcript
+		get(t, ts.URL+"/v1/episodes/"+created.ID, &tr)
+		if tr.Task != "mathchat:easy" || tr.MaxTurns != 4 || uint64(tr.EpisodeSeed) != ep.Seed {
+			t.Errorf("episode %s: transcript names task %q, %d turns, seed %d: want what replays it", ep.ID, tr.Task, tr.MaxTurns, tr.EpisodeSeed)
+		}
+	}
+}
+
+func get(t *testing.T, url string, out any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/serve"
+	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
 )
@@ -21,6 +21,7 @@ func newServeCmd() *cobra.Command {
 		tokenEnv string
 		rf       remoteFlags
 		simDir   string
+		simName  string
 		simSeed  uint64
 	)
 	cmd := &cobra.Command{
@@ -32,11 +33,20 @@ verl, TRL, OpenRLHF or SkyRL can drive them:
   POST /v1/episodes              {"task","split","seed","user"} -> {"id","observation"}
   POST /v1/episodes/{id}/turns   {"message"} -> {"reply","done","reward","info"}
   GET  /v1/episodes/{id}         the transcript (never the oracle context)
-  POST /v1/chat/completions      OpenAI-compatible, backed by the --sim checkpoint:
-                                 a role-flipped chat (system: the oracle context;
-                                 assistant: the simulator's turns; user: the
-                                 agent's) answered as {"message","end"} JSON
+  POST /v1/chat/completions      OpenAI-compatible, backed by the --sim checkpoint,
+                                 in the format export --kind sim writes and
+                                 remote:MODEL users send: system: the role-play
+                                 prompt; user: the agent's turns; assistant: the
+                                 simulator's, as {"message","end","satisfied"}
+  GET  /v1/models                the --sim model (--sim-name)
   GET  /healthz, /openapi.yaml
+
+The simulator's own context (and the task's check on each delivered
+answer, for a simulator trained with it) is rebuilt inside the server, so
+--user remote:NAME --remote-url http://HOST/v1 plays the same simulator as
+--user learned:DIR. max_tokens, temperature, top_p and seed are honoured;
+other sampling fields, and conversations longer than the simulator's
+context, are refused with 400 naming the field.
 
 The reward comes on the final turn (the user ended, or --max-turns). Users
 clients may ask for are listed with --users; remote:MODEL users talk to
@@ -83,20 +93,11 @@ flight finish.`,
 			}
 			opts := serve.Options{User: users, Logger: slog.Default()}
 			if simDir != "" {
-				t, err := task.Lookup(task.Names()[0])
-				if err != nil {
-					return err
-				}
-				u, err := spec.User(t, "learned:"+simDir)
+				sim, err := loadServedSim(simDir, simSeed)
 				if err != nil {
 					return fmt.Errorf("--sim: %w", err)
 				}
-				c := chatlm.NewCompleter(u.(*chatlm.User), simSeed)
-				opts.Chat = serve.ChatModelFunc(func(ctx context.Context, m []dialog.Message) (string, serve.Usage, error) {
-					text, p, n, err := c.Complete(ctx, m)
-					return text, serve.Usage{PromptTokens: p, CompletionTokens: n, TotalTokens: p + n}, err
-				})
-				opts.ChatName = "calibrl-sim"
+				opts.Chat, opts.ChatName = sim, simName
 			}
 			s, err := serve.New(cfg, opts)
 			if err != nil {
@@ -123,7 +124,38 @@ flight finish.`,
 	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request's handling and reply (a turn may wait on a remote user)")
 	fl.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for requests in flight")
 	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")
-	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling")
+	fl.StringVar(&simName, "sim-name", "calibrl-sim", "model name of the --sim simulator: /v1/models lists it, requests must name it (remote:NAME)")
+	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling for requests without a seed")
 	rf.register(cmd)
 	return cmd
+}
+
+// loadServedSim loads a train-sim checkpoint for /v1/chat/completions,
+// judged by the task its calibrl.json names (the check it was trained
+// with comes from that task).
+func loadServedSim(dir string, seed uint64) (*serve.Simulator, error) {
+	meta, err := sft.ReadMeta(dir)
+	if err != nil {
+		return nil, err
+	}
+	if meta.Role != "user" {
+		return nil, fmt.Errorf("%s is a %s model, not a user simulator", dir, meta.Role)
+	}
+	t, err := task.Lookup(meta.Task)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", dir, sft.MetaFile, err)
+	}
+	kind := "learned:"
+	if !meta.Oracle {
+		kind = "learned-nocontext:"
+	}
+	u, err := spec.User(t, kind+dir)
+	if err != nil {
+		return nil, err
+	}
+	cu, ok := u.(*chatlm.User)
+	if !ok {
+		return nil, fmt.Errorf("%s: not a chat-model simulator", dir)
+	}
+	return serve.NewSimulator(cu, t, seed), nil
 }

@@ -120,7 +120,9 @@ func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
 	base, _, _ := strings.Cut(taskName, ":")
 	var keep []dialog.Episode
 	for _, ep := range eps {
-		if ep.Task == base {
+		// Logs name the task with its level ("mathchat:easy"); older ones
+		// only the family. Any level of the family trains the same model.
+		if family, _, _ := strings.Cut(ep.Task, ":"); family == base {
 			keep = append(keep, ep)
 		}
 	}
