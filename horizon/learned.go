@@ -23,6 +23,9 @@ import (
 // changes; then, per horizon H, every arm is trained from that base with
 // the preset's RL budget on the task's "hH" level (grown to need about H
 // turns) with a turn limit of H, and evaluated against the human proxy.
+// Each arm is trained with one RL seed per H (whatever Preset.RLSeeds
+// says): the study's question is the trend over H, and its budget is that
+// of one seed.
 type LearnedConfig struct {
 	Task     string
 	Preset   preset.Preset
@@ -90,6 +93,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	for _, h := range cfg.Horizons {
 		p := cfg.Preset
 		p.MaxTurns, p.RL.MaxTurns = h, h
+		p.RLSeeds = 1
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
 		rows, err := reproduce.Run(ctx, reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared})

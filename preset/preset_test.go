@@ -38,6 +38,9 @@ func TestPresetsAreValid(t *testing.T) {
 		if p.LogEpisodes <= 0 || p.EvalEpisodes <= 0 {
 			t.Errorf("%s: log or eval size not positive", n)
 		}
+		if p.RLSeeds < 1 {
+			t.Errorf("%s: %d RL seeds", n, p.RLSeeds)
+		}
 	}
 	if _, err := Get("huge"); err == nil {
 		t.Fatal("unknown preset: want an error")

@@ -13,16 +13,35 @@ import (
 	"gonum.org/v1/plot"
 
 	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/figure"
+	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/train"
 )
 
-// Row is one arm's line of summary.json.
+// Row is one arm's line of summary.json: for an RL arm, the mean over its
+// RL seeds, each seed's own figures and the paper's claims that it beats
+// another arm.
 type Row struct {
 	Arm string `json:"arm"`
+	Figures
+	// Seeds holds each RL seed's figures, by seed index (none for the
+	// base, which has no RL seed).
+	Seeds []SeedRow `json:"seeds,omitempty"`
+	// Comparisons are the paper's claims that this arm does better than
+	// another, each measured on paired evaluations.
+	Comparisons []Comparison `json:"comparisons,omitempty"`
+}
+
+// Figures are one evaluation's headline numbers, or their mean over RL
+// seeds.
+type Figures struct {
 	// Success (mathchat) or BLEU (docedit) against the human proxy on the
-	// held-out split, with its 95% interval.
+	// held-out split, with its 95% interval. Over several seeds the
+	// interval of the mean is Wilson's with n the number of problems
+	// (conservative: a problem's mean over seeds, in [0, 1], has variance
+	// at most p(1−p)), or, for BLEU, Student's over the problems' means.
 	Success *float64   `json:"success,omitempty"`
 	BLEU    *float64   `json:"bleu,omitempty"`
 	CI95    [2]float64 `json:"ci95"`
@@ -39,32 +58,113 @@ type Row struct {
 	Gap *float64 `json:"gap"`
 }
 
+// SeedRow is one RL seed's figures.
+type SeedRow struct {
+	// Seed is the seed index (checkpoints/ARM/seed-K), RLSeed the seed it
+	// trained with (RLSeed(run seed, K)).
+	Seed   int    `json:"seed"`
+	RLSeed uint64 `json:"rl_seed"`
+	Figures
+}
+
+// Comparison is one claim of the paper, "Arm > Than", on the held-out
+// evaluations.
+type Comparison struct {
+	Claim string `json:"claim"`
+	Than  string `json:"than"`
+	// Paper is the paper's two figures ("91.5 > 85.0"), or why it has none.
+	Paper string `json:"paper"`
+	// Difference is the arm's score minus Than's, averaged over problems
+	// and RL seeds, with its paired bootstrap 95% interval.
+	Difference float64    `json:"difference"`
+	CI95       [2]float64 `json:"ci95"`
+	// Seeds is each seed index's difference (a base is the same
+	// evaluation against every seed).
+	Seeds []float64 `json:"seeds"`
+	// Holds is whether the interval excludes 0 in the claimed direction.
+	Holds bool `json:"holds"`
+}
+
+// The paired bootstrap of the comparisons: its resamples and seed (fixed,
+// so that summary.json is deterministic).
+const (
+	bootstrapResamples = 2000
+	bootstrapSeed      = 1
+)
+
+// claims are the paper's claims, "first beats second"; a task whose paper
+// figures order a pair the other way is claimed that way.
+var claims = [][2]string{
+	{ArmCalibrated, ArmStatic}, {ArmCalibrated, ArmNaive}, {ArmCalibrated, ArmBase},
+	{ArmNaive, ArmStatic}, {ArmOracle, ArmBase},
+}
+
+// paperFigures are the paper's results (Gemma-3-4B policy, Qwen2.5-7B
+// simulator): MATH-Chat accuracy, MediumDocEdit-Chat BLEU.
+var paperFigures = map[string]map[string]float64{
+	"mathchat": {ArmBase: 82.3, ArmStatic: 85.0, ArmNaive: 89.3, ArmCalibrated: 91.5, ArmOracle: 89.7},
+	"docedit":  {ArmBase: 32.2, ArmStatic: 33.8, ArmNaive: 26.1, ArmCalibrated: 34.6},
+}
+
+// evaluation is one arm's (and seed's) held-out evaluation.
+type evaluation struct {
+	sum eval.Summary
+	eps []dialog.Episode
+}
+
+// score is an episode's figure: BLEU where the task has it, else success.
+func (e evaluation) scores() []float64 {
+	out := make([]float64, len(e.eps))
+	for i, ep := range e.eps {
+		if e.sum.BLEU != nil {
+			out[i] = ep.Metrics["bleu"]
+		} else if ep.Success {
+			out[i] = 1
+		}
+	}
+	return out
+}
+
+func (r *run) loadEval(arm string, k int) (evaluation, error) {
+	file := evalFile(arm, k)
+	var e evaluation
+	if err := r.f.ReadJSON(file+".json", &e.sum); err != nil {
+		return e, fmt.Errorf("reproduce report: %w", err)
+	}
+	eps, err := dialog.LoadEpisodes(r.f.Path(file + ".episodes.jsonl"))
+	if err != nil {
+		return e, fmt.Errorf("reproduce report: %w", err)
+	}
+	e.eps = eps
+	return e, nil
+}
+
 // report reads the evaluations and training results and writes
 // summary.json, report.md and the plots.
 func (r *run) report() ([]Row, error) {
-	var rows []Row
-	var sums []eval.Summary
+	evals := map[string][]evaluation{}
 	for _, arm := range Arms {
-		var s eval.Summary
-		if err := r.f.ReadJSON(filepath.Join("eval", arm+".json"), &s); err != nil {
-			return nil, fmt.Errorf("reproduce report: %w", err)
+		n := r.seeds()
+		if arm == ArmBase {
+			n = 1
 		}
-		row := Row{Arm: arm, Turns: s.Turns, Tokens: s.Tokens, RealReward: s.Reward}
-		if s.BLEU != nil {
-			v := *s.BLEU
-			row.BLEU = &v
-			row.CI95 = [2]float64{s.Metrics["bleu_ci95_lo"], s.Metrics["bleu_ci95_hi"]}
-		} else {
-			v := s.Success
-			row.Success = &v
-			row.CI95 = s.SuccessCI95
+		for k := range n {
+			e, err := r.loadEval(arm, k)
+			if err != nil {
+				return nil, err
+			}
+			evals[arm] = append(evals[arm], e)
 		}
-		if res, ok := r.rlResult(arm); ok {
-			tr, gap := res.MonitorTrain, res.MonitorTrain-res.MonitorHuman
-			row.TrainReward, row.Gap = &tr, &gap
-		}
-		rows = append(rows, row)
-		sums = append(sums, s)
+	}
+	if err := paired(evals); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, arm := range Arms {
+		rows = append(rows, r.row(arm, evals[arm]))
+	}
+	if err := r.compare(rows, evals); err != nil {
+		return nil, err
 	}
 	if err := r.f.WriteJSON("summary.json", rows); err != nil {
 		return nil, err
@@ -78,26 +178,196 @@ func (r *run) report() ([]Row, error) {
 	if err := r.plots(rows, curves); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, sums, curves, diag) }); err != nil {
+	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, curves, diag) }); err != nil {
 		return nil, err
 	}
 	return rows, nil
 }
 
-func (r *run) rlResult(arm string) (train.GRPOResult, bool) {
+// paired checks that every evaluation played the base's problems with the
+// base's user seeds, in the same order.
+func paired(evals map[string][]evaluation) error {
+	ref := evals[ArmBase][0].eps
+	for _, arm := range Arms {
+		for k, e := range evals[arm] {
+			if len(e.eps) != len(ref) {
+				return fmt.Errorf("reproduce report: %s seed %d has %d held-out episodes, the base %d: not paired", arm, k, len(e.eps), len(ref))
+			}
+			for i, ep := range e.eps {
+				if ep.Index != ref[i].Index || ep.Seed != ref[i].Seed {
+					return fmt.Errorf("reproduce report: %s seed %d's episode %d is problem %d with user seed %d, the base's problem %d with %d: not paired",
+						arm, k, i, ep.Index, ep.Seed, ref[i].Index, ref[i].Seed)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// figures are one evaluation's numbers; res is the arm's RL result, if
+// any.
+func figures(s eval.Summary, res *train.GRPOResult) Figures {
+	f := Figures{Turns: s.Turns, Tokens: s.Tokens, RealReward: s.Reward}
+	if s.BLEU != nil {
+		v := *s.BLEU
+		f.BLEU = &v
+		f.CI95 = [2]float64{s.Metrics["bleu_ci95_lo"], s.Metrics["bleu_ci95_hi"]}
+	} else {
+		v := s.Success
+		f.Success = &v
+		f.CI95 = s.SuccessCI95
+	}
+	if res != nil {
+		tr, gap := res.MonitorTrain, res.MonitorTrain-res.MonitorHuman
+		f.TrainReward, f.Gap = &tr, &gap
+	}
+	return f
+}
+
+// value is the headline figure: BLEU or success.
+func (f Figures) value() float64 {
+	if f.BLEU != nil {
+		return *f.BLEU
+	}
+	if f.Success != nil {
+		return *f.Success
+	}
+	return math.NaN()
+}
+
+// row is an arm's line: for the base its one evaluation, for an RL arm
+// the mean of its seeds beside each seed's figures.
+func (r *run) row(arm string, evals []evaluation) Row {
+	if arm == ArmBase {
+		return Row{Arm: arm, Figures: figures(evals[0].sum, nil)}
+	}
+	row := Row{Arm: arm}
+	n := float64(len(evals))
+	var trains, gaps []float64
+	for k, e := range evals {
+		var res *train.GRPOResult
+		if v, ok := r.rlResult(arm, k); ok {
+			res = &v
+		}
+		f := figures(e.sum, res)
+		row.Seeds = append(row.Seeds, SeedRow{Seed: k, RLSeed: RLSeed(r.cfg.Seed, k), Figures: f})
+		row.Turns += f.Turns / n
+		row.Tokens += f.Tokens / n
+		row.RealReward += f.RealReward / n
+		if f.TrainReward != nil {
+			trains, gaps = append(trains, *f.TrainReward), append(gaps, *f.Gap)
+		}
+	}
+	if len(trains) > 0 {
+		tr, gap := mean(trains), mean(gaps)
+		row.TrainReward, row.Gap = &tr, &gap
+	}
+	// The interval of the mean over seeds, from each problem's mean.
+	perProblem := make([]float64, len(evals[0].eps))
+	for _, e := range evals {
+		for i, v := range e.scores() {
+			perProblem[i] += v / n
+		}
+	}
+	m := mean(perProblem)
+	if evals[0].sum.BLEU != nil {
+		_, lo, hi := metric.MeanCI(perProblem)
+		row.BLEU, row.CI95 = &m, [2]float64{lo, hi}
+	} else {
+		row.Success, row.CI95 = &m, wilson(m, len(perProblem))
+	}
+	return row
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// wilson is the Wilson score interval at z = 1.96 (eval.Summarize's) of a
+// success rate p over n trials: metric.WilsonCI for a rate that need not
+// be a whole number of successes out of n.
+func wilson(p float64, n int) [2]float64 {
+	if n <= 0 {
+		return [2]float64{0, 1}
+	}
+	const z = 1.96
+	nf, z2 := float64(n), z*z
+	denom := 1 + z2/nf
+	center := (p + z2/(2*nf)) / denom
+	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / denom
+	lo, hi := max(center-half, 0), min(center+half, 1)
+	if p <= 0 {
+		lo = 0
+	}
+	if p >= 1 {
+		hi = 1
+	}
+	return [2]float64{lo, hi}
+}
+
+// compare measures every claim of the paper on the paired evaluations and
+// files it under the arm claimed better.
+func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
+	task, _, _ := strings.Cut(r.cfg.Task, ":")
+	paper := paperFigures[task]
+	for _, c := range claims {
+		better, worse := c[0], c[1]
+		pb, okB := paper[better]
+		pw, okW := paper[worse]
+		if okB && okW && pw > pb {
+			better, worse, pb, pw = worse, better, pw, pb
+		}
+		cmp := Comparison{Claim: better + " > " + worse, Than: worse, Paper: "not in the paper: the check that RL works at all"}
+		if okB && okW {
+			cmp.Paper = fmt.Sprintf("%.1f > %.1f", pb, pw)
+		}
+		var a, b [][]float64
+		for k := range r.seeds() {
+			a, b = append(a, seedScores(evals[better], k)), append(b, seedScores(evals[worse], k))
+			cmp.Seeds = append(cmp.Seeds, mean(a[k])-mean(b[k]))
+		}
+		d, lo, hi, err := metric.PairedBootstrap(a, b, bootstrapResamples, 0.95, bootstrapSeed)
+		if err != nil {
+			return fmt.Errorf("reproduce report: %s: %w", cmp.Claim, err)
+		}
+		cmp.Difference, cmp.CI95, cmp.Holds = d, [2]float64{lo, hi}, lo > 0
+		for i := range rows {
+			if rows[i].Arm == better {
+				rows[i].Comparisons = append(rows[i].Comparisons, cmp)
+			}
+		}
+	}
+	return nil
+}
+
+// seedScores are an arm's per-problem scores for seed index k: the base's
+// one evaluation serves every seed.
+func seedScores(evals []evaluation, k int) []float64 {
+	if len(evals) == 1 {
+		return evals[0].scores()
+	}
+	return evals[k].scores()
+}
+
+func (r *run) rlResult(arm string, k int) (train.GRPOResult, bool) {
 	var res train.GRPOResult
 	algo := "grpo"
 	if arm == ArmStatic {
 		algo = "static"
 	}
-	data, err := os.ReadFile(filepath.Join(r.ckpt(arm), algo+"_result.json"))
+	data, err := os.ReadFile(filepath.Join(r.armCkpt(arm, k), algo+"_result.json"))
 	if err != nil || json.Unmarshal(data, &res) != nil {
 		return res, false
 	}
 	return res, true
 }
 
-// curve is one arm's reward-hacking monitor over training.
+// curve is one arm's (and RL seed's) reward-hacking monitor over
+// training.
 type curve struct {
 	iter, train, human []float64
 }
@@ -135,7 +405,8 @@ func perStep(recs []map[string]any, key string) map[string][]map[string]any {
 // num is a metrics record's number under k (0 when absent).
 func num(rec map[string]any, k string) float64 { v, _ := rec[k].(float64); return v }
 
-// curvesOf reads the reward-hacking monitor's readings of each arm.
+// curvesOf reads the reward-hacking monitor's readings of each stage
+// ("static/seed-0").
 func curvesOf(recs []map[string]any) map[string]curve {
 	out := map[string]curve{}
 	for arm, pts := range perStep(recs, "monitor/train_user_reward") {
@@ -155,15 +426,21 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 		return err
 	}
 	var panels []*plot.Plot
-	for i, arm := range Arms[1:] {
-		c, ok := curves[arm]
-		if !ok {
+	for _, arm := range rlArms {
+		var lines []figure.Line
+		for k := range r.seeds() {
+			c, ok := curves[seedName(arm, k)]
+			if !ok {
+				continue
+			}
+			lines = append(lines,
+				figure.Line{Name: fmt.Sprintf("seed %d training user", k), X: c.iter, Y: c.train, Color: k},
+				figure.Line{Name: fmt.Sprintf("seed %d human proxy", k), X: c.iter, Y: c.human, Color: k, Dashed: true})
+		}
+		if len(lines) == 0 {
 			continue
 		}
-		p, err := figure.Lines(arm, "iteration", "monitor reward", []figure.Line{
-			{Name: "training user", X: c.iter, Y: c.train, Color: i},
-			{Name: "human proxy", X: c.iter, Y: c.human, Color: i, Dashed: true},
-		})
+		p, err := figure.Lines(arm, "iteration", "monitor reward", lines)
 		if err != nil {
 			return err
 		}
@@ -177,63 +454,130 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 	}
 	labels := make([]string, len(rows))
 	vals, lo, hi := make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows))
-	metric := "success against the human proxy"
+	measure := "success against the human proxy"
+	if rows[0].BLEU != nil {
+		measure = "BLEU against the human proxy"
+	}
+	if r.seeds() > 1 {
+		measure += fmt.Sprintf(", mean of %d RL seeds", r.seeds())
+	}
 	for i, row := range rows {
 		labels[i] = strings.Replace(row.Arm, "-", "\n", 1)
 		lo[i], hi[i] = row.CI95[0], row.CI95[1]
-		if row.BLEU != nil {
-			vals[i], metric = *row.BLEU, "BLEU against the human proxy"
-		} else {
-			vals[i] = *row.Success
-		}
+		vals[i] = row.value()
 	}
-	p, err := figure.Bars(fmt.Sprintf("%s, held-out split", r.cfg.Task), metric, labels, vals, lo, hi)
+	p, err := figure.Bars(fmt.Sprintf("%s, held-out split", r.cfg.Task), measure, labels, vals, lo, hi)
 	if err != nil {
 		return err
 	}
 	return figure.Write(r.f.Path("plots", "comparison"), p)
 }
 
-func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[string]curve, diag []diagnosis) error {
+// armComparison is a comparison with the arm it is filed under.
+type armComparison struct {
+	arm string
+	Comparison
+}
+
+// inClaimOrder lists the rows' comparisons in the order of claims.
+func inClaimOrder(rows []Row) []armComparison {
+	var out []armComparison
+	for _, c := range claims {
+		for _, row := range rows {
+			for _, cmp := range row.Comparisons {
+				if (row.Arm == c[0] && cmp.Than == c[1]) || (row.Arm == c[1] && cmp.Than == c[0]) {
+					out = append(out, armComparison{row.Arm, cmp})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// verdict is a comparison's last column.
+func verdict(c Comparison) string {
+	switch {
+	case c.Holds:
+		return "yes"
+	case c.CI95[1] < 0:
+		return "no: reversed (interval below 0)"
+	default:
+		return "no (interval includes 0)"
+	}
+}
+
+func (r *run) markdown(w io.Writer, rows []Row, curves map[string]curve, diag []diagnosis) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
+	measure := "success"
+	if rows[0].BLEU != nil {
+		measure = "BLEU"
+	}
+	byArm := map[string]Row{}
+	for _, row := range rows {
+		byArm[row.Arm] = row
+	}
+	fmt.Fprintln(w, "## Verdict")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| claim | paper | here (%s) | difference (95%% CI) | per RL seed | holds? |\n", measure)
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	for _, v := range inClaimOrder(rows) {
+		c := v.Comparison
+		per := make([]string, len(c.Seeds))
+		for i, d := range c.Seeds {
+			per[i] = fmt.Sprintf("%+.3f", d)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.3f vs %.3f | %+.3f [%+.3f, %+.3f] | %s | %s |\n", c.Claim, c.Paper, byArm[v.arm].value(), byArm[c.Than].value(),
+			c.Difference, c.CI95[0], c.CI95[1], strings.Join(per, ", "), verdict(c))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Each RL arm was trained with %d RL seeds (seed index k trains with RLSeed(%d, k); index 0 with the run's seed) from the same base policy and simulator, "+
+		"and every arm and seed played the same %d held-out problems with the same user seeds. A difference is the claimed-better arm's %s minus the other's, "+
+		"per problem and averaged over the seeds; the base, which has no RL seed, is its one evaluation against every seed. "+
+		"Its 95%% interval is a paired percentile bootstrap over problems (metric.PairedBootstrap): %d resamples, bootstrap seed %d, each drawing %d problem indices with replacement "+
+		"and using the same indices for both arms and every seed. The interval covers the variation of the problems given these seeds, not the variation between seeds: "+
+		"the per-seed column shows that. A claim holds when its interval excludes 0 in the claimed direction.\n\n",
+		r.seeds(), r.cfg.Seed, p.EvalEpisodes, measure, bootstrapResamples, bootstrapSeed, p.EvalEpisodes)
 	if r.cfg.Shared == "" {
 		fmt.Fprintf(w, "Logs: %d human-proxy conversations of scripted agents (%s). ", p.LogEpisodes, strings.Join(r.cfg.Profiles, ", "))
 	} else {
 		fmt.Fprintf(w, "Logs, base policy and simulator: shared from %s (the static arm replays this task's logs). ", r.cfg.Shared)
 	}
-	fmt.Fprintf(w, "Every arm starts from the same base policy and gets %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy.\n\n",
+	fmt.Fprintf(w, "Every arm starts from the same base policy and gets, per RL seed, %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy per arm and seed.\n\n",
 		p.RL.Iterations, p.RL.InstancesPerStep, p.RL.Group, p.EvalEpisodes)
-	metric := "success"
-	if rows[0].BLEU != nil {
-		metric = "BLEU"
+	if r.seeds() > 1 {
+		fmt.Fprintf(w, "RL arms: the mean over their %d seeds; the interval of the mean is Wilson's with n = %d problems (conservative, since a problem's mean over seeds has variance at most p(1−p))", r.seeds(), p.EvalEpisodes)
+		if measure == "BLEU" {
+			fmt.Fprint(w, ", for BLEU Student's over the problems' means")
+		}
+		fmt.Fprint(w, ". Training-user reward and gap are the seeds' means.\n\n")
 	}
-	fmt.Fprintf(w, "| arm | %s (95%% CI) | turns | tokens | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", metric)
+	fmt.Fprintf(w, "| arm | %s (95%% CI) | turns | tokens | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", measure)
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
-	for i, row := range rows {
-		v := 0.0
-		if row.BLEU != nil {
-			v = *row.BLEU
-		} else {
-			v = *row.Success
-		}
-		tr, hu, gap := "–", "–", "–"
-		if row.TrainReward != nil {
-			tr = fmt.Sprintf("%.3f", *row.TrainReward)
-			hu = fmt.Sprintf("%.3f", *row.TrainReward-*row.Gap)
-			gap = fmt.Sprintf("%+.3f", *row.Gap)
-		}
-		fmt.Fprintf(w, "| %s | %.3f [%.3f, %.3f] | %.2f | %.1f | %s | %s | %s | %.3f |\n", row.Arm, v, row.CI95[0], row.CI95[1], row.Turns, row.Tokens, tr, hu, gap, sums[i].Reward)
+	for _, row := range rows {
+		tr, hu, gap := monitorCells(row.Figures)
+		fmt.Fprintf(w, "| %s | %.3f [%.3f, %.3f] | %.2f | %.1f | %s | %s | %s | %.3f |\n", row.Arm, row.value(), row.CI95[0], row.CI95[1], row.Turns, row.Tokens, tr, hu, gap, row.RealReward)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The paper's ordering (Gemma-3-4B policy, Qwen2.5-7B simulator): MATH-Chat accuracy base 82.3 < static 85.0 < naive interactive 89.3 < calibrated 91.5 (oracle user 89.7); MediumDocEdit-Chat BLEU base 32.2, static 33.8, naive interactive 26.1 (reward hacking), calibrated 34.6.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Measured ordering here (by held-out "+metric+"): "+ordering(rows)+".")
+	fmt.Fprintln(w, "Measured ordering here (by held-out "+measure+"): "+ordering(rows)+".")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "![comparison](plots/comparison.png)")
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Each RL seed's figures:")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "| arm | seed | RL seed | %s (95%% CI) | turns | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", measure)
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, row := range rows {
+		for _, s := range row.Seeds {
+			tr, hu, gap := monitorCells(s.Figures)
+			fmt.Fprintf(w, "| %s | %d | %d | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.value(), s.CI95[0], s.CI95[1], s.Turns, tr, hu, gap, s.RealReward)
+		}
+	}
+	fmt.Fprintln(w)
 	if len(curves) > 0 {
-		fmt.Fprintln(w, "Training curves: the reward-hacking monitor plays the current policy on fixed held-out instances against the arm's training user (solid) and the human proxy (dashed). A training reward that rises while the human-proxy reward stays flat or falls is reward hacking.")
+		fmt.Fprintln(w, "Training curves: the reward-hacking monitor plays the current policy on fixed held-out instances against the arm's training user (solid) and the human proxy (dashed), one colour per RL seed. A training reward that rises while the human-proxy reward stays flat or falls is reward hacking.")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "![training](plots/training.png)")
 		fmt.Fprintln(w)
@@ -241,57 +585,70 @@ func (r *run) markdown(w io.Writer, rows []Row, sums []eval.Summary, curves map[
 	if len(diag) > 0 {
 		fmt.Fprintln(w, "Diagnostics, from metrics.jsonl: the training batch's mean reward over the first and the last five iterations; how many iterations took no gradient step (every group's rewards equal, so every advantage zero); the share of sampled sequences that carried an advantage; the k3 KL to the base policy over the last five iterations. A flat reward with a growing KL is drift, not learning.")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| arm | batch reward first → last | idle iterations | sequences with an advantage | KL to base (last) |")
-		fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+		fmt.Fprintln(w, "| arm | seed | batch reward first → last | idle iterations | sequences with an advantage | KL to base (last) |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
 		for _, d := range diag {
-			fmt.Fprintf(w, "| %s | %.3f → %.3f | %d of %d | %.2f | %.3f |\n", d.arm, d.first, d.last, d.idle, d.iters, d.live, d.kl)
+			fmt.Fprintf(w, "| %s | %d | %.3f → %.3f | %d of %d | %.2f | %.3f |\n", d.arm, d.seed, d.first, d.last, d.idle, d.iters, d.live, d.kl)
 		}
 		fmt.Fprintln(w)
 	}
 	return nil
 }
 
-// diagnosis sums up one RL arm's training from its iteration records.
+// monitorCells are the training-user reward, the monitor's human-proxy
+// reward and their gap, or dashes for the base.
+func monitorCells(f Figures) (tr, hu, gap string) {
+	if f.TrainReward == nil {
+		return "–", "–", "–"
+	}
+	return fmt.Sprintf("%.3f", *f.TrainReward), fmt.Sprintf("%.3f", *f.TrainReward-*f.Gap), fmt.Sprintf("%+.3f", *f.Gap)
+}
+
+// diagnosis sums up one RL arm's training with one seed from its
+// iteration records.
 type diagnosis struct {
 	arm         string
+	seed        int
 	first, last float64
 	idle, iters int
 	live, kl    float64
 }
 
-// diagnostics sums up each RL arm's iteration records.
+// diagnostics sums up each RL arm's and seed's iteration records.
 func (r *run) diagnostics(recs []map[string]any) []diagnosis {
-	byArm := perStep(recs, "rollout/reward_mean")
+	byStage := perStep(recs, "rollout/reward_mean")
 	batch := float64(r.cfg.Preset.RL.InstancesPerStep * r.cfg.Preset.RL.Group)
 	var out []diagnosis
-	for _, arm := range Arms[1:] {
-		its := byArm[arm]
-		if len(its) == 0 {
-			continue
-		}
-		avg := func(recs []map[string]any, k string) float64 {
-			var sum float64
-			for _, rec := range recs {
-				sum += num(rec, k)
+	for _, arm := range rlArms {
+		for k := range r.seeds() {
+			its := byStage[seedName(arm, k)]
+			if len(its) == 0 {
+				continue
 			}
-			return sum / float64(len(recs))
-		}
-		k := min(5, len(its))
-		d := diagnosis{arm: arm, iters: len(its), first: avg(its[:k], "rollout/reward_mean"), last: avg(its[len(its)-k:], "rollout/reward_mean"),
-			kl: avg(its[len(its)-k:], "loss/kl")}
-		var seqs float64
-		for _, rec := range its {
-			if num(rec, "train/updates") == 0 {
-				d.idle++
+			avg := func(recs []map[string]any, key string) float64 {
+				var sum float64
+				for _, rec := range recs {
+					sum += num(rec, key)
+				}
+				return sum / float64(len(recs))
 			}
-			seqs += num(rec, "train/sequences")
+			n := min(5, len(its))
+			d := diagnosis{arm: arm, seed: k, iters: len(its), first: avg(its[:n], "rollout/reward_mean"), last: avg(its[len(its)-n:], "rollout/reward_mean"),
+				kl: avg(its[len(its)-n:], "loss/kl")}
+			var seqs float64
+			for _, rec := range its {
+				if num(rec, "train/updates") == 0 {
+					d.idle++
+				}
+				seqs += num(rec, "train/sequences")
+			}
+			if batch > 0 {
+				// Interactive conversations may be split into one sequence
+				// per turn; the share is then an upper bound.
+				d.live = min(1, seqs/(batch*float64(len(its))))
+			}
+			out = append(out, d)
 		}
-		if batch > 0 {
-			// Interactive conversations may be split into one sequence per
-			// turn; the share is then an upper bound.
-			d.live = min(1, seqs/(batch*float64(len(its))))
-		}
-		out = append(out, d)
 	}
 	return out
 }
@@ -303,13 +660,7 @@ func ordering(rows []Row) string {
 	}
 	var xs []kv
 	for _, r := range rows {
-		v := math.NaN()
-		if r.BLEU != nil {
-			v = *r.BLEU
-		} else if r.Success != nil {
-			v = *r.Success
-		}
-		xs = append(xs, kv{r.Arm, v})
+		xs = append(xs, kv{r.Arm, r.value()})
 	}
 	sort.SliceStable(xs, func(i, j int) bool { return xs[i].v < xs[j].v })
 	var b strings.Builder

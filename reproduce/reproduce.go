@@ -11,14 +11,31 @@
 //     against the calibrated simulator), naive interactive (GRPO against
 //     the naive simulator), calibrated interactive (GRPO against the
 //     calibrated simulator, Phase II) and oracle interactive (GRPO against
-//     the human proxy itself: the privileged upper reference);
-//  6. eval: the base and every arm against the human proxy on the
-//     held-out test split (personas and problems never used in training);
-//  7. report: report.md, summary.json and plots.
+//     the human proxy itself: the privileged upper reference); each arm is
+//     trained once per RL seed (Preset.RLSeeds, seed k from RLSeed), into
+//     checkpoints/ARM/seed-K;
+//  6. eval: the base and every arm and seed against the human proxy on
+//     the held-out test split (personas and problems never used in
+//     training), all on the same problems with the same user seeds, so
+//     that arms are compared problem by problem (paired);
+//  7. report: report.md (opening with the verdict on the paper's claims),
+//     summary.json and plots.
 //
-// Every stage writes into the run folder and marks itself done, so an
-// interrupted run started again resumes at the stage (and, inside a
-// training stage, at the checkpoint) where it stopped.
+// Every stage (one per arm and seed, in training and in evaluation) writes
+// into the run folder and marks itself done, so an interrupted run started
+// again resumes at the stage (and, inside a training stage, at the
+// checkpoint) where it stopped.
+//
+// Run folder:
+//
+//	logs.jsonl, tokenizer.json          the logs and the shared tokenizer
+//	checkpoints/base, checkpoints/sim   the base policy and the simulator
+//	checkpoints/ARM/seed-K              arm ARM trained with RL seed index K
+//	eval/base.json, eval/base.episodes.jsonl
+//	eval/ARM/seed-K.json, eval/ARM/seed-K.episodes.jsonl
+//	stages/ARM/seed-K, stages/eval/…    done markers
+//	metrics.jsonl                       records tagged "stage": "ARM/seed-K"
+//	summary.json, report.md, plots/
 package reproduce
 
 import (
@@ -56,13 +73,40 @@ const (
 // Arms lists every arm in report order.
 var Arms = []string{ArmBase, ArmStatic, ArmNaive, ArmCalibrated, ArmOracle}
 
+// rlArms are the arms trained with RL, once per RL seed.
+var rlArms = Arms[1:]
+
+// RLSeed is the RL seed of seed index k in a run seeded with seed. Index 0
+// trains with the run's seed itself, so a one-seed run trains exactly as
+// runs did before there were several; index k > 0 uses
+// SplitMix64(seed XOR k·0xd1b54a32d192ed03), far from the seeds the run's
+// other stages derive by adding multiples of 0x9e3779b97f4a7c15.
+func RLSeed(seed uint64, k int) uint64 {
+	if k == 0 {
+		return seed
+	}
+	x := seed ^ uint64(k)*0xd1b54a32d192ed03
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// seedName is the folder, stage and metrics name of an RL arm's seed
+// index k: "static/seed-0".
+func seedName(arm string, k int) string { return fmt.Sprintf("%s/seed-%d", arm, k) }
+
+// seeds is how many RL seeds each arm gets: the preset's, at least one.
+func (r *run) seeds() int { return max(1, r.cfg.Preset.RLSeeds) }
+
 // Config sets a reproduction.
 type Config struct {
 	Task   string
 	Preset preset.Preset
 	// Out is the run folder.
 	Out string
-	// Seed seeds every stage.
+	// Seed seeds every stage; RL seed index k trains with RLSeed(Seed, k).
+	// Preset.RLSeeds sets how many.
 	Seed uint64
 	// Profiles are the scripted agents whose conversations make the logs;
 	// default every profile of the task.
@@ -116,12 +160,18 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			return nil, fmt.Errorf("reproduce: shared folder %s has no logs for %s: %w", cfg.Shared, cfg.Task, err)
 		}
 	}
-	stages = append(stages,
-		stage{ArmStatic, r.arm(ArmStatic)},
-		stage{ArmNaive, r.arm(ArmNaive)},
-		stage{ArmCalibrated, r.arm(ArmCalibrated)},
-		stage{ArmOracle, r.arm(ArmOracle)},
-		stage{"eval", r.evaluate})
+	// Seed by seed, so that an interrupted run has whole replicates.
+	for k := range r.seeds() {
+		for _, arm := range rlArms {
+			stages = append(stages, stage{seedName(arm, k), r.arm(arm, k)})
+		}
+	}
+	stages = append(stages, stage{"eval/" + ArmBase, r.evaluate(ArmBase, 0)})
+	for k := range r.seeds() {
+		for _, arm := range rlArms {
+			stages = append(stages, stage{"eval/" + seedName(arm, k), r.evaluate(arm, k)})
+		}
+	}
 	if err := runStages(ctx, f, stages, cfg.Log); err != nil {
 		return nil, err
 	}
@@ -143,6 +193,9 @@ func runStages(ctx context.Context, f *runfolder.Folder, stages []stage, log *sl
 		log.Info("reproduce: stage", "stage", s.name)
 		if err := s.do(ctx); err != nil {
 			return fmt.Errorf("reproduce %s: %w", s.name, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(f.Path("stages", s.name)), 0o755); err != nil {
+			return err
 		}
 		if err := f.MarkDone(s.name); err != nil {
 			return err
@@ -252,8 +305,14 @@ func (r *run) manifest() error {
 		if old.Seed != r.cfg.Seed {
 			return fmt.Errorf("reproduce: %s was started with seed %d, not %d: use another --out", r.cfg.Out, old.Seed, r.cfg.Seed)
 		}
-		if c, ok := old.Config.(map[string]any); ok && (c["task"] != r.cfg.Task || c["preset"] != r.cfg.Preset.Name) {
+		c, ok := old.Config.(map[string]any)
+		if ok && (c["task"] != r.cfg.Task || c["preset"] != r.cfg.Preset.Name) {
 			return fmt.Errorf("reproduce: %s holds a %v/%v run, not %s/%s: use another --out", r.cfg.Out, c["task"], c["preset"], r.cfg.Task, r.cfg.Preset.Name)
+		}
+		if n, has := c["rl_seeds"]; ok && !has {
+			return fmt.Errorf("reproduce: %s was made before arms had several RL seeds (checkpoints/ARM, not checkpoints/ARM/seed-K): use another --out", r.cfg.Out)
+		} else if ok && n != float64(r.seeds()) {
+			return fmt.Errorf("reproduce: %s was started with %v RL seeds, not %d: use another --out", r.cfg.Out, n, r.seeds())
 		}
 		return nil
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -263,17 +322,22 @@ func (r *run) manifest() error {
 		Command: os.Args, Seed: r.cfg.Seed,
 		Config: map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.cfg.Preset.RL,
 			"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT, "sim_sft": r.cfg.Preset.SimSFT,
-			"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns},
+			"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
+			"rl_seeds": r.seeds()},
 	})
 }
 
-// ckpt is an arm's checkpoint folder; the base policy and the simulator
+// ckpt is the base policy's or the simulator's checkpoint folder, which
 // may live in a shared folder.
-func (r *run) ckpt(name string) string {
-	if name == ArmBase || name == "sim" {
-		return filepath.Join(r.shared, name)
+func (r *run) ckpt(name string) string { return filepath.Join(r.shared, name) }
+
+// armCkpt is the checkpoint folder of an arm's seed index k; the base's
+// own for the base, which has no RL seed.
+func (r *run) armCkpt(arm string, k int) string {
+	if arm == ArmBase {
+		return r.ckpt(ArmBase)
 	}
-	return r.f.Path("checkpoints", name)
+	return r.f.Path("checkpoints", seedName(arm, k))
 }
 
 func (p *prep) ckpt(name string) string { return p.f.Path("checkpoints", name) }
@@ -344,7 +408,7 @@ func (p *prep) sftConfig(model lm.Config, sc train.SFTConfig, oracle bool) (sft.
 	if err != nil {
 		return sft.Config{}, err
 	}
-	return sft.Config{Model: model, SFT: sc, Tokenizer: tok, Oracle: oracle, Seed: p.seed}, nil
+	return sft.Config{Model: model, SFT: sc, Tokenizer: tok, Oracle: oracle, Tool: dialog.ToolOf(p.tasks[0].t), Seed: p.seed}, nil
 }
 
 func (r *run) metricsLog(stage string) func(map[string]any) { return metricsLog(r.f, r.cfg.Log, stage) }
@@ -404,8 +468,8 @@ func (p *prep) sim(ctx context.Context) error {
 	return err
 }
 
-// arm trains one RL arm from the base policy.
-func (r *run) arm(name string) func(context.Context) error {
+// arm trains one RL arm from the base policy with RL seed index k.
+func (r *run) arm(name string, k int) func(context.Context) error {
 	return func(ctx context.Context) error {
 		policy, _, err := chatlm.Load(r.ckpt(ArmBase))
 		if err != nil {
@@ -416,9 +480,9 @@ func (r *run) arm(name string) func(context.Context) error {
 			return err
 		}
 		cfg := r.cfg.Preset.RL
-		cfg.Seed = r.cfg.Seed
-		out := r.ckpt(name)
-		log := r.metricsLog(name)
+		cfg.Seed = RLSeed(r.cfg.Seed, k)
+		out := r.armCkpt(name, k)
+		log := r.metricsLog(seedName(name, k))
 		switch name {
 		case ArmStatic:
 			logs, err := r.logs()
@@ -445,42 +509,53 @@ func (r *run) arm(name string) func(context.Context) error {
 	}
 }
 
-// evaluate plays the base and every arm against the human proxy on the
-// held-out split.
-func (r *run) evaluate(ctx context.Context) error {
-	human, err := r.t.User("human")
-	if err != nil {
-		return err
+// evalFile is where an arm's seed index k keeps its evaluation, without
+// the extension: eval/base, eval/static/seed-0.
+func evalFile(arm string, k int) string {
+	if arm == ArmBase {
+		return filepath.Join("eval", ArmBase)
 	}
-	for _, arm := range Arms {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		path := r.f.Path("eval", arm+".episodes.jsonl")
-		if _, err := os.Stat(path); err == nil {
-			continue // evaluated before an interruption
-		}
-		policy, _, err := chatlm.Load(r.ckpt(arm))
+	return filepath.Join("eval", seedName(arm, k))
+}
+
+// evaluate plays an arm's seed index k against the human proxy on the
+// held-out split. Every arm and seed plays the same problems with the same
+// user seeds (the run's seed), so their episodes pair up.
+func (r *run) evaluate(arm string, k int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		human, err := r.t.User("human")
 		if err != nil {
 			return err
 		}
-		agent := &chatlm.Agent{Model: policy, Gen: spec.EvalGen()}
+		policy, _, err := chatlm.Load(r.armCkpt(arm, k))
+		if err != nil {
+			return err
+		}
+		name := arm
+		if arm != ArmBase {
+			name = seedName(arm, k)
+		}
+		agent := &chatlm.Agent{Model: policy, Gen: spec.EvalGen(), Tool: dialog.ToolOf(r.t)}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Instances: r.cfg.Preset.EvalEpisodes,
-			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: "human",
+			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
 			CountTokens: policy.CountTokens})
 		if err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		file := evalFile(arm, k)
+		if err := os.MkdirAll(filepath.Dir(r.f.Path(file)), 0o755); err != nil {
 			return err
 		}
-		if err := r.f.WriteJSON(filepath.Join("eval", arm+".json"), eval.Summarize(eps, r.cfg.Seed)); err != nil {
+		// The episodes first: the summary's presence is what the report
+		// reads, and the stage marker follows both.
+		if err := dialog.SaveEpisodes(r.f.Path(file+".episodes.jsonl"), eps); err != nil {
 			return err
 		}
-		if err := dialog.SaveEpisodes(path, eps); err != nil {
+		sum := eval.Summarize(eps, r.cfg.Seed)
+		if err := r.f.WriteJSON(file+".json", sum); err != nil {
 			return err
 		}
-		r.cfg.Log.Info("reproduce: evaluated", "arm", arm, "reward", eval.Summarize(eps, r.cfg.Seed).Reward)
+		r.cfg.Log.Info("reproduce: evaluated", "arm", name, "reward", sum.Reward)
+		return nil
 	}
-	return nil
 }

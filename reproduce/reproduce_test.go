@@ -1,13 +1,22 @@
 package reproduce
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"testing"
 
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/preset"
 )
 
@@ -31,37 +40,79 @@ func (h cancelAt) Handle(ctx context.Context, r slog.Record) error {
 	return nil
 }
 
-// A run interrupted in the middle of a training stage and started again
-// ends with the same summary as a run that was never interrupted.
-func TestInterruptedRunResumesToTheSameSummary(t *testing.T) {
+var quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+
+// tinyConfig is a tiny mathchat run with the tiny preset's RL seeds.
+func tinyConfig(t *testing.T) Config {
+	t.Helper()
 	p, err := preset.Get("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	cfg := Config{Task: "mathchat", Preset: p, Seed: 3, Log: quiet}
-
-	whole := cfg
-	whole.Out = filepath.Join(t.TempDir(), "whole")
-	want, err := Run(context.Background(), whole)
-	if err != nil {
-		t.Fatal(err)
+	if p.RLSeeds < 2 {
+		t.Fatalf("the tiny preset has %d RL seeds: the tests want several", p.RLSeeds)
 	}
+	return Config{Task: "mathchat", Preset: p, Seed: 3, Log: quiet}
+}
+
+// whole is one uninterrupted tiny run, shared by the tests that compare
+// with it.
+var whole struct {
+	once sync.Once
+	out  string
+	rows []Row
+	err  error
+}
+
+func wholeRun(t *testing.T) (string, []Row) {
+	t.Helper()
+	cfg := tinyConfig(t)
+	whole.once.Do(func() {
+		dir, err := os.MkdirTemp("", "reproduce-whole-")
+		if err != nil {
+			whole.err = err
+			return
+		}
+		cfg.Out = dir
+		whole.out = dir
+		whole.rows, whole.err = Run(context.Background(), cfg)
+	})
+	if whole.err != nil {
+		t.Fatal(whole.err)
+	}
+	return whole.out, whole.rows
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if whole.out != "" {
+		os.RemoveAll(whole.out)
+	}
+	os.Exit(code)
+}
+
+// A run interrupted in the middle of a training stage and started again
+// ends with the same summary as a run that was never interrupted.
+func TestInterruptedRunResumesToTheSameSummary(t *testing.T) {
+	cfg := tinyConfig(t)
+	_, want := wholeRun(t)
 
 	cut := cfg
 	cut.Out = filepath.Join(t.TempDir(), "cut")
 	ctx, cancel := context.WithCancel(context.Background())
-	cut.Log = slog.New(cancelAt{Handler: quiet.Handler(), stage: ArmNaive, cancel: cancel})
+	cut.Log = slog.New(cancelAt{Handler: quiet.Handler(), stage: seedName(ArmNaive, 0), cancel: cancel})
 	if _, err := Run(ctx, cut); err == nil {
 		t.Fatal("interrupted run: want an error")
 	}
-	for _, done := range []string{"collect", "tokenizer", "base", "sim", ArmStatic} {
+	for _, done := range []string{"collect", "tokenizer", "base", "sim", seedName(ArmStatic, 0)} {
 		if _, err := os.Stat(filepath.Join(cut.Out, "stages", done)); err != nil {
 			t.Fatalf("stage %s not marked done before the interruption", done)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(cut.Out, "stages", ArmNaive)); err == nil {
-		t.Fatal("the interrupted stage is marked done")
+	for _, notYet := range []string{seedName(ArmNaive, 0), seedName(ArmStatic, 1), "eval/" + ArmBase} {
+		if _, err := os.Stat(filepath.Join(cut.Out, "stages", notYet)); err == nil {
+			t.Fatalf("stage %s is marked done: the run stopped before it ended", notYet)
+		}
 	}
 	cut.Log = quiet
 	got, err := Run(context.Background(), cut)
@@ -70,5 +121,193 @@ func TestInterruptedRunResumesToTheSameSummary(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed run's summary differs:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// Two runs with the same seed, several RL seeds each, write byte-identical
+// summaries and reports.
+func TestMultiSeedRunIsDeterministic(t *testing.T) {
+	dir, _ := wholeRun(t)
+	again := tinyConfig(t)
+	again.Out = filepath.Join(t.TempDir(), "again")
+	if _, err := Run(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"summary.json", "report.md"} {
+		a, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(again.Out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two runs with seed %d", f, again.Seed)
+		}
+	}
+}
+
+// summary.json holds, per arm, the mean over seeds beside each seed's
+// figures, and each claim of the paper once, under the arm it favours;
+// report.md opens with the verdict.
+func TestSummaryHoldsSeedsAndComparisons(t *testing.T) {
+	dir, rows := wholeRun(t)
+	cfg := tinyConfig(t)
+	n := cfg.Preset.RLSeeds
+	var claims []string
+	for _, row := range rows {
+		for _, c := range row.Comparisons {
+			claims = append(claims, c.Claim)
+			if len(c.Seeds) != n {
+				t.Errorf("%s: %d per-seed differences, want %d", c.Claim, len(c.Seeds), n)
+			}
+			if !(c.CI95[0] <= c.CI95[1]) || c.Holds != (c.CI95[0] > 0) {
+				t.Errorf("%s: interval %v, holds %v", c.Claim, c.CI95, c.Holds)
+			}
+			if math.Abs(c.Difference-mean(c.Seeds)) > 1e-12 {
+				t.Errorf("%s: difference %v is not the mean of the seeds' %v", c.Claim, c.Difference, c.Seeds)
+			}
+		}
+		if row.Arm == ArmBase {
+			if len(row.Seeds) != 0 {
+				t.Errorf("the base has %d RL seeds", len(row.Seeds))
+			}
+			continue
+		}
+		if len(row.Seeds) != n {
+			t.Fatalf("%s: %d seeds, want %d", row.Arm, len(row.Seeds), n)
+		}
+		var sum float64
+		for k, s := range row.Seeds {
+			sum += *s.Success
+			if s.Seed != k || s.RLSeed != RLSeed(cfg.Seed, k) {
+				t.Errorf("%s seed %d: index %d, RL seed %d", row.Arm, k, s.Seed, s.RLSeed)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "checkpoints", row.Arm, "seed-"+string(rune('0'+k)), "config.json")); err != nil {
+				t.Errorf("%s seed %d: no checkpoint", row.Arm, k)
+			}
+		}
+		if math.Abs(*row.Success-sum/float64(n)) > 1e-12 {
+			t.Errorf("%s: success %v is not the mean of its seeds'", row.Arm, *row.Success)
+		}
+	}
+	want := []string{"calibrated-interactive > static", "calibrated-interactive > naive-interactive", "calibrated-interactive > base",
+		"naive-interactive > static", "oracle-interactive > base"}
+	sort.Strings(claims)
+	if sorted := slices.Sorted(slices.Values(want)); !slices.Equal(claims, sorted) {
+		t.Errorf("claims %q, want %q", claims, sorted)
+	}
+	var raw []map[string]any
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"arm", "success", "ci95", "turns", "tokens", "real_reward", "seeds", "comparisons"} {
+		if _, ok := raw[len(raw)-1][k]; !ok {
+			t.Errorf("summary.json's %v row lacks %q", raw[len(raw)-1]["arm"], k)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(report), "\n\n")
+	if !strings.HasPrefix(body, "## Verdict\n\n| claim | paper |") {
+		t.Errorf("report.md does not open with the verdict:\n%.300s", body)
+	}
+	for _, want := range []string{"| calibrated-interactive > static | 91.5 > 85.0 |", "| oracle-interactive > base | 89.7 > 82.3 |", "paired percentile bootstrap", "| static | 1 |"} {
+		if !strings.Contains(string(report), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	// The verdict table lists the claims in the order.
+	last := -1
+	for _, c := range want {
+		i := strings.Index(string(report), "| "+c+" |")
+		if i < last {
+			t.Errorf("verdict: %q out of order", c)
+		}
+		last = i
+	}
+}
+
+// Seed index 0 trains with the run's seed; the others differ from it and
+// from each other.
+func TestRLSeeds(t *testing.T) {
+	if RLSeed(7, 0) != 7 {
+		t.Fatalf("seed index 0: %d, want the run's seed", RLSeed(7, 0))
+	}
+	seen := map[uint64]bool{}
+	for _, s := range []uint64{1, 2, 3} {
+		for k := range 5 {
+			v := RLSeed(s, k)
+			if seen[v] {
+				t.Fatalf("RLSeed(%d, %d) = %d repeats", s, k, v)
+			}
+			seen[v] = true
+		}
+	}
+}
+
+// wilson agrees with metric.WilsonCI at whole counts.
+func TestWilsonOfARate(t *testing.T) {
+	for _, c := range [][2]int{{0, 16}, {3, 16}, {16, 16}, {77, 500}} {
+		lo, hi := metric.WilsonCI(c[0], c[1], 1.96)
+		got := wilson(float64(c[0])/float64(c[1]), c[1])
+		if math.Abs(got[0]-lo) > 1e-12 || math.Abs(got[1]-hi) > 1e-12 {
+			t.Errorf("%d of %d: %v, want [%v, %v]", c[0], c[1], got, lo, hi)
+		}
+	}
+}
+
+// On docedit the paper has static above naive interactive (reward
+// hacking) and no oracle figure: the claim is turned round and the oracle
+// claim says it is not the paper's. Differences are in BLEU points.
+func TestDocEditClaimsFollowThePaper(t *testing.T) {
+	ev := func(bleu ...float64) evaluation {
+		var e evaluation
+		m := mean(bleu)
+		e.sum.BLEU = &m
+		for i, b := range bleu {
+			e.eps = append(e.eps, dialog.Episode{Index: i, Metrics: map[string]float64{"bleu": b}})
+		}
+		return e
+	}
+	r := &run{cfg: Config{Task: "docedit:easy", Preset: preset.Preset{RLSeeds: 2}}}
+	evals := map[string][]evaluation{
+		ArmBase:       {ev(30, 30, 30)},
+		ArmStatic:     {ev(34, 33, 35), ev(33, 34, 35)},
+		ArmNaive:      {ev(20, 22, 21), ev(25, 20, 24)},
+		ArmCalibrated: {ev(35, 35, 35), ev(34, 36, 35)},
+		ArmOracle:     {ev(31, 30, 32), ev(30, 30, 30)},
+	}
+	var rows []Row
+	for _, arm := range Arms {
+		rows = append(rows, Row{Arm: arm})
+	}
+	if err := r.compare(rows, evals); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Comparison{}
+	for _, v := range inClaimOrder(rows) {
+		got[v.Claim] = v.Comparison
+	}
+	c, ok := got["static > naive-interactive"]
+	if !ok {
+		t.Fatalf("no static > naive-interactive claim: %v", got)
+	}
+	// Per problem, static's seed mean minus naive's: 11, 12.5, 12.5.
+	if c.Paper != "33.8 > 26.1" || math.Abs(c.Difference-12) > 1e-12 || !c.Holds || c.Seeds[0] != 34-21 || c.Seeds[1] != 34-23 {
+		t.Errorf("static > naive-interactive: %+v", c)
+	}
+	if o := got["oracle-interactive > base"]; !strings.HasPrefix(o.Paper, "not in the paper") || math.Abs(o.Difference-0.5) > 1e-12 {
+		t.Errorf("oracle-interactive > base: %+v", o)
+	}
+	if len(got) != 5 {
+		t.Errorf("%d claims, want 5", len(got))
 	}
 }

@@ -177,7 +177,11 @@ func TestReproduceTiny(t *testing.T) {
 		if !arms[a] {
 			t.Errorf("no row for arm %s", a)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "checkpoints", a, "model.safetensors")); err != nil {
+		ckpt := filepath.Join(dir, "checkpoints", a, "seed-1") // the tiny preset's second RL seed
+		if a == "base" {
+			ckpt = filepath.Join(dir, "checkpoints", a)
+		}
+		if _, err := os.Stat(filepath.Join(ckpt, "model.safetensors")); err != nil {
 			t.Errorf("no checkpoint for arm %s", a)
 		}
 	}
@@ -188,7 +192,7 @@ func TestReproduceTiny(t *testing.T) {
 		}
 	}
 	report, _ := os.ReadFile(filepath.Join(dir, "report.md"))
-	for _, want := range []string{"| arm |", "calibrated-interactive", "plots/training.png", "| static | 0.", "idle iterations"} {
+	for _, want := range []string{"## Verdict", "| calibrated-interactive > static |", "| arm |", "plots/training.png", "| static | 0.", "| static | 1 |", "idle iterations"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -200,5 +204,11 @@ func TestReproduceTiny(t *testing.T) {
 	}
 	if _, err := run(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--seed", "9"); err == nil {
 		t.Fatal("resuming with another seed: want an error")
+	}
+	if _, err := run(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--rl-seeds", "3"); err == nil {
+		t.Fatal("resuming with another number of RL seeds: want an error")
+	}
+	if _, err := run(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--rl-seeds", "0"); err == nil {
+		t.Fatal("--rl-seeds 0: want an error")
 	}
 }

@@ -101,7 +101,7 @@ func TestHorizonLearnedTiny(t *testing.T) {
 	}
 	for _, f := range []string{"report.md", "result.json", "h2/summary.json", "h3/summary.json", "h4/report.md",
 		"shared/logs/mathchat_h2.jsonl", "shared/logs/mathchat_h4.jsonl", "shared/checkpoints/base/config.json", "shared/checkpoints/sim/config.json",
-		"h3/checkpoints/static/config.json", "h3/eval/base.json"} {
+		"h3/checkpoints/static/seed-0/config.json", "h3/eval/base.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("study folder lacks %s", f)
 		}

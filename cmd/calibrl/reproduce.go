@@ -18,6 +18,7 @@ func newReproduceCmd() *cobra.Command {
 	var (
 		cfg                  reproduce.Config
 		presetName, profiles string
+		rlSeeds              int
 		asJSON               bool
 	)
 	cmd := &cobra.Command{
@@ -36,12 +37,27 @@ nothing to a report, in a run folder:
   naive-interactive       GRPO over whole conversations with the naive simulator
   calibrated-interactive  the same with the calibrated simulator (Phase II)
   oracle-interactive      the same with the human proxy itself (upper reference)
-  eval       the base and every arm against the human proxy, held-out split
+  eval       the base and every arm and RL seed against the human proxy,
+             held-out split
   report     report.md, summary.json, plots/training.png, plots/comparison.png
 
-Every arm starts from the same base with the same RL budget. Stages and
-training checkpoints are resumable: after an interruption (Ctrl-C) run the
-same command again.`,
+Every arm starts from the same base with the same RL budget, and is trained
+once per RL seed (--rl-seeds, default the preset's: tiny 2, quick 3, paper
+3) into checkpoints/ARM/seed-K. Seed index 0 trains with --seed itself,
+index K > 0 with SplitMix64(seed XOR K·0xd1b54a32d192ed03)
+(reproduce.RLSeed). Every arm and seed plays the same held-out problems
+with the same user seeds, so arms are compared problem by problem.
+
+report.md opens with the verdict on the paper's claims (calibrated >
+static, calibrated > naive, calibrated > base, naive > static, oracle >
+base): each difference averaged over seeds, with a paired bootstrap 95%
+interval over problems (2000 resamples, fixed seed), and whether it holds.
+summary.json has one object per arm: the mean over its seeds (success or
+bleu, ci95, ...), "seeds" (each seed's figures) and "comparisons" (the
+claims that favour the arm).
+
+Stages (one per arm and seed) and training checkpoints are resumable:
+after an interruption (Ctrl-C) run the same command again.`,
 		Example: `  calibrl reproduce --task mathchat --preset quick --out runs/quick
   calibrl reproduce --task mathchat --preset tiny --out /tmp/tiny --json`,
 		Args: cobra.NoArgs,
@@ -55,6 +71,12 @@ same command again.`,
 			}
 			if cfg.Out == "" {
 				cfg.Out = filepath.Join("runs", fmt.Sprintf("%s-%s-seed%d", cfg.Task, p.Name, cfg.Seed))
+			}
+			if cmd.Flags().Changed("rl-seeds") {
+				if rlSeeds < 1 {
+					return fmt.Errorf("--rl-seeds %d: want at least 1", rlSeeds)
+				}
+				p.RLSeeds = rlSeeds
 			}
 			cfg.Preset = p
 			cfg.Profiles = spec.Agents(profiles)
@@ -87,6 +109,7 @@ same command again.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (minutes on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
+	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
 	return cmd
