@@ -494,7 +494,7 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 				return err
 			}
 			behaviour := func(agent string) (dialog.Agent, error) { return spec.Agent(r.t, agent) }
-			_, err = train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{GRPOConfig: cfg}, out, log)
+			_, err = train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{GRPOConfig: cfg, Reward: train.StaticOutcome}, out, log)
 			return err
 		case ArmNaive, ArmCalibrated, ArmOracle:
 			userName := map[string]string{ArmNaive: "naive", ArmCalibrated: "learned:" + r.ckpt("sim"), ArmOracle: "human"}[name]

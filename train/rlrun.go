@@ -24,6 +24,7 @@ type rlRun struct {
 	opt         *lm.AdamW
 	sched       lm.LRSchedule
 	task        rollout.Task
+	tool        dialog.Tool // the task's tool for the policy's turns (dialog.ToolOf)
 	trainUser   dialog.User
 	monitorUser dialog.User
 	out         string
@@ -103,7 +104,7 @@ func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialo
 	return &rlRun{
 		algo: algo, cfg: cfg, policy: policy, ref: ref, opt: opt,
 		sched: lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR, Warmup: cfg.Warmup},
-		task:  t, trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
+		task:  t, tool: dialog.ToolOf(t), trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
 		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start,
 			Settings: cfg.settings(), User: userFingerprint(trainUser)},
 	}, nil
@@ -213,7 +214,7 @@ func (r *rlRun) finish(res GRPOResult) error {
 // hacking.
 func (r *rlRun) monitor(ctx context.Context, step int) error {
 	cfg := r.cfg
-	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen}
+	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen, Tool: r.tool}
 	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.MonitorInstances, Group: 1,
 		Seed: cfg.Seed ^ 0x6d6f6e69746f72, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.policy.CountTokens}
 	rec := map[string]any{"step": step}
