@@ -26,7 +26,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -78,7 +77,8 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 
 // Endpoint is one OpenAI-compatible server.
 type Endpoint struct {
-	// Name labels the endpoint in logs and errors. Default: the base URL.
+	// Name labels the endpoint in logs and errors. Default: the base URL
+	// without its user-info (RedactURL).
 	Name string `json:"name,omitempty" yaml:"name,omitempty"`
 	// BaseURL is the API root, e.g. "http://gpu0:8000/v1".
 	BaseURL string `json:"base_url" yaml:"base_url"`
@@ -107,8 +107,11 @@ const (
 
 func (e *Endpoint) fill() {
 	if e.Name == "" {
-		e.Name = e.BaseURL
+		e.Name = RedactURL(e.BaseURL)
 	}
+	// A name is shown everywhere; one holding a URL must not carry its
+	// credentials.
+	e.Name = scrub(e.Name, secretsOf(e.BaseURL, ""))
 	if e.MaxConcurrency <= 0 {
 		e.MaxConcurrency = DefaultMaxConcurrency
 	}
@@ -121,7 +124,7 @@ func (e *Endpoint) fill() {
 func (e Endpoint) Validate() error {
 	u, err := url.Parse(e.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("endpoint %q: base_url must be an http(s) URL, got %q", e.Name, e.BaseURL)
+		return fmt.Errorf("endpoint %q: base_url must be an http(s) URL, got %q", scrub(e.Name, secretsOf(e.BaseURL, "")), RedactURL(e.BaseURL))
 	}
 	if e.Model == "" {
 		return fmt.Errorf("endpoint %q: no model", e.Name)
@@ -129,8 +132,9 @@ func (e Endpoint) Validate() error {
 	if e.MaxConcurrency < 0 {
 		return fmt.Errorf("endpoint %q: max_concurrency must not be negative, got %d", e.Name, e.MaxConcurrency)
 	}
-	if e.APIKeyEnv != "" && strings.ContainsAny(e.APIKeyEnv, " =\t\n") {
-		return fmt.Errorf("endpoint %q: api_key_env must name an environment variable, not hold a key", e.Name)
+	if e.APIKeyEnv != "" && looksLikeKey(e.APIKeyEnv) {
+		// The value is not repeated: it is most likely the key itself.
+		return fmt.Errorf("endpoint %q: api_key_env must name the environment variable that holds the key (letters, digits and _, e.g. OPENAI_API_KEY); the value given looks like a key itself and is not shown", e.Name)
 	}
 	return nil
 }

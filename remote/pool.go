@@ -71,6 +71,7 @@ func (s Stats) Metrics(prefix string) map[string]float64 {
 
 type endpoint struct {
 	cfg      Endpoint
+	secrets  []string // scrubbed from every error (secretsOf)
 	client   openai.Client
 	slots    chan struct{} // one token per request in flight
 	inflight atomic.Int64
@@ -129,9 +130,10 @@ func NewPool(cfg Config, model string, httpClient *http.Client) (*Pool, error) {
 			opts = append(opts, option.WithHTTPClient(httpClient))
 		}
 		p.endpoints = append(p.endpoints, &endpoint{
-			cfg:    e,
-			client: openai.NewClient(opts...),
-			slots:  make(chan struct{}, e.MaxConcurrency),
+			cfg:     e,
+			secrets: secretsOf(e.BaseURL, key),
+			client:  openai.NewClient(opts...),
+			slots:   make(chan struct{}, e.MaxConcurrency),
 		})
 	}
 	if len(p.endpoints) == 0 {
@@ -233,7 +235,8 @@ func (p *Pool) attempt(ctx context.Context, req Request) (Response, error) {
 	}
 	c, err := e.client.Chat.Completions.New(ctx, params)
 	if err != nil {
-		return Response{}, fmt.Errorf("endpoint %s: %w", e.cfg.Name, err)
+		// The client's errors name the request URL, user-info included.
+		return Response{}, fmt.Errorf("endpoint %s: %w", e.cfg.Name, redact(err, e.secrets))
 	}
 	if len(c.Choices) == 0 {
 		return Response{}, fmt.Errorf("endpoint %s: %w", e.cfg.Name, errNoChoices)

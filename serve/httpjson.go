@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 )
 
 // Error types in the OpenAI error shape {"error": {"message", "type"}}.
@@ -72,6 +74,10 @@ func writeInvalid(w http.ResponseWriter, e *InvalidRequest) {
 // Unknown fields are errors, so a misspelt field is reported rather than
 // silently ignored. It writes the error reply itself and reports false.
 func decode(w http.ResponseWriter, r *http.Request, limit int64, v any, strict bool) bool {
+	if !jsonContent(r) {
+		writeError(w, http.StatusUnsupportedMediaType, errInvalid, fmt.Sprintf("Content-Type %q: send the body as application/json", r.Header.Get("Content-Type")))
+		return false
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	dec := json.NewDecoder(r.Body)
 	if strict {
@@ -101,4 +107,17 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any, strict b
 		writeError(w, http.StatusBadRequest, errInvalid, "malformed JSON: "+err.Error())
 	}
 	return false
+}
+
+// jsonContent reports whether a request's body is declared JSON. A body
+// without a Content-Type is read as JSON (minimal clients send none); one
+// declared as anything else — text/plain, a form — is not parsed as if it
+// were.
+func jsonContent(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
 }
