@@ -543,6 +543,16 @@ func (r *run) markdown(w io.Writer, rows []Row, curves map[string]curve, diag []
 	} else {
 		fmt.Fprintf(w, "Logs, base policy and simulator: shared from %s (the static arm replays this task's logs). ", r.cfg.Shared)
 	}
+	if dialog.ToolOf(r.t) != nil {
+		var with, without eval.Summary
+		if r.f.ReadJSON(evalFile(ArmBase, 0)+".json", &with) == nil && r.f.ReadJSON(evalFile(baseNoTool, 0)+".json", &without) == nil {
+			fmt.Fprintf(w, "Calculator: on (every agent's step results are written by the task; name the task with :nocalc to turn it off). "+
+				"The base policy succeeds %.3f [%.3f, %.3f] with it and %.3f [%.3f, %.3f] without it (same problems and users). ",
+				with.Success, with.SuccessCI95[0], with.SuccessCI95[1], without.Success, without.SuccessCI95[0], without.SuccessCI95[1])
+		}
+	} else if strings.HasPrefix(r.cfg.Task, "mathchat") {
+		fmt.Fprint(w, "Calculator: off (the agents do their own arithmetic). ")
+	}
 	fmt.Fprintf(w, "Every arm starts from the same base policy and gets, per RL seed, %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy per arm and seed.\n\n",
 		p.RL.Iterations, p.RL.InstancesPerStep, p.RL.Group, p.EvalEpisodes)
 	if r.seeds() > 1 {

@@ -167,6 +167,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		}
 	}
 	stages = append(stages, stage{"eval/" + ArmBase, r.evaluate(ArmBase, 0)})
+	if dialog.ToolOf(t) != nil {
+		stages = append(stages, stage{"eval/" + baseNoTool, r.evaluate(baseNoTool, 0)})
+	}
 	for k := range r.seeds() {
 		for _, arm := range rlArms {
 			stages = append(stages, stage{"eval/" + seedName(arm, k), r.evaluate(arm, k)})
@@ -511,9 +514,13 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 
 // evalFile is where an arm's seed index k keeps its evaluation, without
 // the extension: eval/base, eval/static/seed-0.
+// baseNoTool is the base policy evaluated without the task's tool (the
+// calculator): how much of its success the tool carries.
+const baseNoTool = "base-without-tool"
+
 func evalFile(arm string, k int) string {
-	if arm == ArmBase {
-		return filepath.Join("eval", ArmBase)
+	if arm == ArmBase || arm == baseNoTool {
+		return filepath.Join("eval", arm)
 	}
 	return filepath.Join("eval", seedName(arm, k))
 }
@@ -527,15 +534,19 @@ func (r *run) evaluate(arm string, k int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		policy, _, err := chatlm.Load(r.armCkpt(arm, k))
+		tool, ckpt := dialog.ToolOf(r.t), arm
+		if arm == baseNoTool {
+			tool, ckpt = nil, ArmBase
+		}
+		policy, _, err := chatlm.Load(r.armCkpt(ckpt, k))
 		if err != nil {
 			return err
 		}
 		name := arm
-		if arm != ArmBase {
+		if arm != ArmBase && arm != baseNoTool {
 			name = seedName(arm, k)
 		}
-		agent := &chatlm.Agent{Model: policy, Gen: spec.EvalGen(), Tool: dialog.ToolOf(r.t)}
+		agent := &chatlm.Agent{Model: policy, Gen: spec.EvalGen(), Tool: tool}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Instances: r.cfg.Preset.EvalEpisodes,
 			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
 			CountTokens: policy.CountTokens})
