@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -32,13 +33,24 @@ type Folder struct {
 	metrics *os.File
 }
 
-// Open creates dir if needed and returns its folder.
+// Open creates dir if needed and returns its folder. Temporaries that
+// writers killed in an earlier run left directly in it (atomicfile.Clean)
+// are removed.
 func Open(dir string) (*Folder, error) {
 	if dir == "" {
 		return nil, errors.New("run folder: no path")
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "stages"), 0o755); err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "stages")} {
+		removed, err := atomicfile.Clean(d)
+		if err != nil {
+			return nil, fmt.Errorf("run folder: %w", err)
+		}
+		if len(removed) > 0 {
+			slog.Info("removed leftovers of an interrupted run", "dir", d, "names", removed)
+		}
 	}
 	return &Folder{Dir: dir}, nil
 }

@@ -2,6 +2,9 @@ package runfolder
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -51,5 +54,29 @@ func TestFolderStagesManifestMetrics(t *testing.T) {
 	recs, err = f.ReadMetrics()
 	if err != nil || len(recs) != 4 || recs[3]["step"].(float64) != 3 {
 		t.Fatalf("after resume: %d records, %v", len(recs), err)
+	}
+}
+
+func TestOpenRemovesLeftoversOfKilledWriters(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip(err)
+	}
+	stale := filepath.Join(dir, ".manifest.json.tmp-"+strconv.Itoa(cmd.Process.Pid)+"-1")
+	live := filepath.Join(dir, ".metrics.tmp-"+strconv.Itoa(os.Getpid())+"-2")
+	for _, p := range []string{stale, live} {
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Error("a killed writer's temporary survived Open")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Error("Open removed a live writer's temporary")
 	}
 }

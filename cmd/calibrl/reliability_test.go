@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -12,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibrl/calibrl/chatlm/chatlmtest"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -121,4 +124,51 @@ func TestNegativeOverridesRefused(t *testing.T) {
 			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
 		}
 	}
+}
+
+// A checkpoint with an absurd config.json or NaN weights gives one line
+// naming the file, not an out-of-memory crash or a silent NaN model.
+func TestLoadersRefuseAbsurdOrNaNModels(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(8, 3)
+	m := chatlmtest.TinyModel(t, eps)
+	for _, c := range []struct {
+		name   string
+		breaks func(dir string)
+		want   string
+	}{
+		{"n_embd 65536", func(dir string) { editFile(t, filepath.Join(dir, lm.ConfigFile), `"n_embd": 32`, `"n_embd": 65536`) }, "config.json: lm config: n_embd 65536, want ≤ 16384"},
+		{"n_layer 1e8", func(dir string) {
+			editFile(t, filepath.Join(dir, lm.ConfigFile), `"n_layer": 2`, `"n_layer": 100000000`)
+		}, "n_layer 100000000, want ≤ 1024"},
+		{"NaN weights", func(dir string) {
+			p := filepath.Join(dir, lm.WeightsFile)
+			b, _ := os.ReadFile(p)
+			start := 8 + int(binary.LittleEndian.Uint64(b))
+			for i := start; i+4 <= len(b); i += 4 {
+				binary.LittleEndian.PutUint32(b[i:], 0x7fc00000)
+			}
+			os.WriteFile(p, b, 0o644)
+		}, "model.safetensors: tensor wte.weight holds"},
+	} {
+		dir := filepath.Join(t.TempDir(), "policy")
+		if err := m.Save(dir, nil); err != nil {
+			t.Fatal(err)
+		}
+		c.breaks(dir)
+		// Every loader (eval, serve --sim, train-policy --init) goes
+		// through lm.LoadCheckpoint; eval stands for them.
+		_, err := run(t, "eval", "--agent", "lm:"+dir, "-n", "1")
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: got %v, want one line containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func editFile(t *testing.T, path, old, new string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil || !bytes.Contains(b, []byte(old)) {
+		t.Fatalf("%s has no %s (%v)", path, old, err)
+	}
+	os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
 }
