@@ -116,11 +116,12 @@ func (s *Simulator) Complete(ctx context.Context, req ChatRequest) (ChatReply, e
 		reply.Satisfied = s.lastRight(o, history)
 	}
 	// Usage counts the turn's text in the model's tokens and its closing
-	// token; a turn that used the whole bound was cut by it.
+	// token (re-encoded, so within a token or two of what was sampled); a
+	// turn that reached the bound was cut by it and used exactly the bound.
 	n := len(m.Tok.Encode(reply.Message)) + 1
 	finish := "stop"
 	if n >= gc.MaxNewTokens {
-		finish = "length"
+		n, finish = gc.MaxNewTokens, "length"
 	}
 	data, err := json.Marshal(reply)
 	if err != nil {

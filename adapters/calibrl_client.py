@@ -1,0 +1,72 @@
+"""A minimal client of `calibrl serve`'s environment API, standard library only.
+
+Copy this file beside whichever adapter you use (calibrl_verl.py,
+calibrl_trl.py, calibrl_openrlhf.py). Seeds travel as strings: a 64-bit
+episode seed does not survive JSON parsers that read numbers as doubles.
+"""
+
+import json
+import os
+import urllib.error
+import urllib.request
+
+# The keys of an exported row's interaction_kwargs that open an episode
+# (`calibrl export --kind prompts`); "name" only picks the interaction.
+EPISODE_KEYS = ("task", "split", "index", "sample", "episode_seed", "seed", "max_turns", "user")
+
+
+class CalibrlError(RuntimeError):
+    """A request the server refused: status, OpenAI-shaped error body."""
+
+    def __init__(self, status, body):
+        err = body.get("error", {}) if isinstance(body, dict) else {}
+        super().__init__(f"calibrl serve: {status}: {err.get('message', body)}")
+        self.status, self.body = status, body
+
+
+class Client:
+    def __init__(self, base_url="http://127.0.0.1:8080", token=None, token_env="CALIBRL_TOKEN", timeout=300):
+        self.base_url = base_url.rstrip("/")
+        self.token = token if token is not None else os.environ.get(token_env or "", "")
+        self.timeout = timeout
+
+    def _call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base_url + path, data=data, method=method)
+        req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                raw = resp.read()
+                return json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = raw.decode(errors="replace")
+            raise CalibrlError(e.code, body) from None
+
+    def create(self, user="human", **kwargs):
+        """Opens an episode from interaction_kwargs; returns {"id", "observation"}."""
+        body = {k: v for k, v in kwargs.items() if k in EPISODE_KEYS and v is not None}
+        body.setdefault("user", user)
+        for k in ("episode_seed", "seed"):
+            if k in body:
+                body[k] = str(body[k])  # exact whatever the row's reader did to it
+        return self._call("POST", "/v1/episodes", body)
+
+    def turn(self, episode_id, message):
+        """Sends the agent's message; returns {"reply", "done", "reward", "info"}."""
+        return self._call("POST", f"/v1/episodes/{episode_id}/turns", {"message": message})
+
+    def transcript(self, episode_id):
+        return self._call("GET", f"/v1/episodes/{episode_id}")
+
+    def delete(self, episode_id):
+        try:
+            self._call("DELETE", f"/v1/episodes/{episode_id}")
+        except CalibrlError as e:
+            if e.status != 404:  # already expired: nothing to free
+                raise
