@@ -57,7 +57,7 @@ const NoCalculator = "nocalc"
 
 // Levels are the sizes a task comes in, named after a colon:
 // "mathchat" is the task's default, "mathchat:easy" a smaller problem
-// (fewer steps, one-digit numbers, one hidden fact; for docedit shorter
+// (one step, one-digit numbers, one or two hidden facts; for docedit shorter
 // documents with one or two edits) that the embedded models learn within
 // the quick preset's minutes, and "mathchat:h8" the easy problem grown to
 // need about 8 turns (more hidden facts and steps; for docedit more

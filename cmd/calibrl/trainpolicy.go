@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +25,7 @@ func newTrainPolicyCmd() *cobra.Command {
 		seed                                                              uint64
 		steps                                                             int
 		lr, beta                                                          float64
-		staticReward                                                      string
+		staticReward, metricsPath                                         string
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
@@ -73,6 +74,20 @@ command again after an interruption).`,
 				return fmt.Errorf("--out: name the checkpoint folder to write")
 			}
 			log := rlProgress(algo)
+			if metricsPath != "" {
+				mf, err := os.OpenFile(metricsPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				if err != nil {
+					return fmt.Errorf("--metrics: %w", err)
+				}
+				defer mf.Close()
+				enc, show := json.NewEncoder(mf), log
+				log = func(rec map[string]any) {
+					show(rec)
+					if err := enc.Encode(rec); err != nil {
+						slog.Error("train-policy: --metrics", "file", metricsPath, "err", err)
+					}
+				}
+			}
 			switch algo {
 			case "sft":
 				if logs == "" {
@@ -152,6 +167,7 @@ command again after an interruption).`,
 	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&logs, "logs", "", "logged episodes (sft, static)")
+	f.StringVar(&metricsPath, "metrics", "", "append every training record (per step or iteration) to this JSONL file")
 	f.StringVar(&staticReward, "static-reward", train.StaticOutcome, "how static RL scores a candidate: outcome, continuation or behaviour")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json for sft (default: train one on the logs)")
@@ -166,7 +182,8 @@ command again after an interruption).`,
 func rlProgress(label string) func(map[string]any) {
 	return func(rec map[string]any) {
 		if v, ok := rec["rollout/reward_mean"]; ok {
-			slog.Info(label, "iter", rec["step"], "reward", v, "loss", rec["loss/policy"], "kl", rec["loss/kl"])
+			slog.Info(label, "iter", rec["step"], "reward", v, "flat_groups", rec["rollout/flat_groups"], "loss", rec["loss/policy"],
+				"kl", rec["loss/kl"], "clip_frac", rec["loss/clip_frac"])
 		}
 		if v, ok := rec["monitor/train_user_reward"]; ok {
 			slog.Info(label+" monitor", "iter", rec["step"], "train_user_reward", v, "human_reward", rec["monitor/human_reward"])
