@@ -25,6 +25,8 @@ import (
 //	tokenizer.json         the tokenizer, stored as given (optional)
 //	optimizer.safetensors  AdamW moments exp_avg.<name>, exp_avg_sq.<name>;
 //	                       step and hyper-parameters in its metadata (optional)
+//	tokenizer_config.json, special_tokens_map.json, generation_config.json
+//	                       Hugging Face's, beside a chat tokenizer (hfextra.go)
 //	NAME.safetensors       further weight sets of the same layout (optional)
 //	NAME                   further files, stored as given (optional)
 //	checkpoint.json        size and SHA-256 of every file above, written last
@@ -73,6 +75,10 @@ type hfConfig struct {
 	ResidPdrop    float64  `json:"resid_pdrop"`
 	EmbdPdrop     float64  `json:"embd_pdrop"`
 	AttnPdrop     float64  `json:"attn_pdrop"`
+	// Token ids, written with a chat tokenizer (hfextra.go); never read.
+	BOSTokenID json.RawMessage `json:"bos_token_id,omitempty"`
+	EOSTokenID json.RawMessage `json:"eos_token_id,omitempty"`
+	PadTokenID json.RawMessage `json:"pad_token_id,omitempty"`
 }
 
 func toHF(c Config) hfConfig {
@@ -162,7 +168,7 @@ func SaveCheckpoint(dir string, ck Checkpoint) error {
 	if err := writeManifest(dir, man); err != nil {
 		return fmt.Errorf("save checkpoint %s: %w", dir, err)
 	}
-	stale := []string{OptimizerFile, TokenizerFile}
+	stale := append([]string{OptimizerFile, TokenizerFile}, hfFiles...)
 	if prev != nil {
 		for name := range prev.Files {
 			stale = append(stale, name)
@@ -257,6 +263,17 @@ func writeParts(dir string, ck Checkpoint) (manifest, error) {
 			return man, err
 		}
 	}
+	hf, err := chatExtras(ck.Tokenizer, m.Config)
+	if err != nil {
+		return man, err
+	}
+	if hf != nil {
+		for _, name := range hfFiles {
+			if err := putBytes(name, hf.files[name]); err != nil {
+				return man, err
+			}
+		}
+	}
 	for _, name := range sortedKeys(ck.Files) {
 		if err := putBytes(name, ck.Files[name]); err != nil {
 			return man, err
@@ -295,7 +312,11 @@ func writeParts(dir string, ck Checkpoint) (manifest, error) {
 	}); err != nil {
 		return man, err
 	}
-	cj, err := json.MarshalIndent(toHF(m.Config), "", "  ")
+	h := toHF(m.Config)
+	if hf != nil {
+		hf.setIDs(&h)
+	}
+	cj, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		return man, err
 	}
@@ -308,7 +329,7 @@ func checkExtraName(name string) error {
 	switch {
 	case name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, "."):
 		return errors.New("want a plain file name")
-	case name == ConfigFile || name == WeightsFile || name == TokenizerFile || name == OptimizerFile || name == ManifestFile:
+	case name == ConfigFile || name == WeightsFile || name == TokenizerFile || name == OptimizerFile || name == ManifestFile || isHFFile(name):
 		return errors.New("the name of a checkpoint's own file")
 	}
 	return nil
@@ -362,7 +383,7 @@ func readManifest(dir string) (*manifest, error) {
 		return nil, fmt.Errorf("%s: format %q, want %q", ManifestFile, man.Format, manifestFormat)
 	}
 	for name := range man.Files {
-		if name != ConfigFile && name != WeightsFile && name != TokenizerFile && name != OptimizerFile {
+		if name != ConfigFile && name != WeightsFile && name != TokenizerFile && name != OptimizerFile && !isHFFile(name) {
 			if err := checkExtraName(name); err != nil {
 				return nil, fmt.Errorf("%s: file %q: %w", ManifestFile, name, err)
 			}
@@ -493,6 +514,12 @@ func loadCheckpoint(dir string) (*Checkpoint, error) {
 		for _, name := range sortedKeys(man.Files) {
 			switch name {
 			case ConfigFile, WeightsFile, OptimizerFile, TokenizerFile:
+				continue
+			}
+			if isHFFile(name) { // derived from tokenizer.json: checked, not kept
+				if _, err := l.readSmall(name); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			if base, ok := strings.CutSuffix(name, ".safetensors"); ok {
