@@ -190,6 +190,10 @@ type GenConfig struct {
 	Temperature float64
 	// TopP nucleus; 1 keeps all. Default 1.
 	TopP float64
+	// Allow, when set, restricts the turn's token after n new tokens to
+	// the ids it returns (lm.SampleConfig.Allow): benchmarks give turns a
+	// fixed shape with it. Default nil.
+	Allow func(n int) []int `json:"-"`
 }
 
 // DefaultGenConfig returns the documented defaults.
@@ -236,7 +240,7 @@ func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig,
 	}
 	comps, err := m.LM.Sample(prompts, lm.SampleConfig{
 		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
-		Force: m.forcer(tool),
+		Force: m.forcer(tool), Allow: allow(gc.Allow),
 	}, rngs)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
@@ -254,6 +258,13 @@ func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig,
 		}
 	}
 	return out, nil
+}
+
+func allow(f func(int) []int) func(int, int) []int {
+	if f == nil {
+		return nil
+	}
+	return func(_, n int) []int { return f(n) }
 }
 
 // forcer adapts a tool to the sampler: after every sampled token the tool

@@ -30,6 +30,13 @@ type SampleConfig struct {
 	// through the cache in the next step. They count towards MaxNewTokens
 	// and the context, and are cut to fit. Default nil.
 	Force func(seq int, tokens []int) []int `json:"-"`
+	// Allow, when set, is asked before every token of sequence seq with
+	// the number of new tokens so far, and the token is drawn among the
+	// ids it returns only (nil: the whole vocabulary), renormalised as
+	// top-p renormalises; LogProbs stay the model's own, over the whole
+	// vocabulary. Benchmarks use it to give turns a fixed shape whatever
+	// the weights. Default nil.
+	Allow func(seq, n int) []int `json:"-"`
 }
 
 // DefaultSampleConfig returns the defaults documented on SampleConfig.
@@ -158,8 +165,16 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 		heads = heads[:0]
 		for i, s := range active {
 			row := logits[i*cfg.VocabSize : (i+1)*cfg.VocabSize]
-			tok, lp := pickToken(row, sc, rngs[s], st.order, st.probs)
 			c := &out[s]
+			var allow []int
+			if sc.Allow != nil {
+				if allow = sc.Allow(s, len(c.Tokens)); allow != nil {
+					if err := checkAllowed(allow, cfg.VocabSize); err != nil {
+						return nil, fmt.Errorf("sample: sequence %d: %w", s, err)
+					}
+				}
+			}
+			tok, lp := pickToken(row, sc, rngs[s], st.order, st.probs, allow)
 			c.Tokens = append(c.Tokens, tok)
 			c.LogProbs = append(c.LogProbs, lp)
 			if c.Forced != nil {
@@ -216,9 +231,22 @@ func (c *Completion) force(ids []int, rows []kvRow, seq, pos, maxNew, context in
 	return rows
 }
 
+func checkAllowed(allow []int, V int) error {
+	if len(allow) == 0 {
+		return errors.New("Allow returned no token")
+	}
+	for _, id := range allow {
+		if id < 0 || id >= V {
+			return fmt.Errorf("Allow returned token %d outside vocab [0,%d)", id, V)
+		}
+	}
+	return nil
+}
+
 // pickToken draws the next token from one row of logits [V] and returns it
 // with its untempered log-probability. order and buf are [V] scratch.
-func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, buf []float32) (int, float32) {
+// allow, when not nil, holds the only ids that may be drawn.
+func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, buf []float32, allow []int) (int, float32) {
 	V := len(logits)
 	mx := logits[0]
 	arg := 0
@@ -230,6 +258,10 @@ func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, b
 	probs := buf[:V]
 	copy(probs, logits)
 	lse := mx + logf(expShiftSum(probs, mx))
+	if allow != nil {
+		tok := pickAllowed(logits, sc, rng, order, probs, allow)
+		return tok, logits[tok] - lse
+	}
 	if sc.Temperature == 0 {
 		return arg, logits[arg] - lse
 	}
@@ -284,6 +316,65 @@ func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, b
 		}
 	}
 	return tok, logits[tok] - lse
+}
+
+// pickAllowed is pickToken's draw restricted to the ids in allow: the
+// greedy choice is the allowed id with the highest logit (the lowest on
+// ties); otherwise the tempered probabilities of the allowed ids, cut to
+// top-p among them, are renormalised.
+func pickAllowed(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, probs []float32, allow []int) int {
+	order = append(order[:0], allow...)
+	slices.Sort(order)
+	order = slices.Compact(order)
+	best := order[0]
+	for _, j := range order {
+		if logits[j] > logits[best] {
+			best = j
+		}
+	}
+	if sc.Temperature == 0 || len(order) == 1 {
+		return best
+	}
+	inv := 1 / sc.Temperature
+	for _, j := range order {
+		probs[j] = float32(math.Exp((float64(logits[j]) - float64(logits[best])) * inv))
+	}
+	if sc.TopP < 1 {
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case probs[a] > probs[b]:
+				return -1
+			case probs[a] < probs[b]:
+				return 1
+			}
+			return 0
+		})
+		var z float64
+		for _, j := range order {
+			z += float64(probs[j])
+		}
+		var cum float64
+		for k, j := range order {
+			cum += float64(probs[j])
+			if cum >= sc.TopP*z {
+				order = order[:k+1]
+				break
+			}
+		}
+	}
+	var mass float64
+	for _, j := range order {
+		mass += float64(probs[j])
+	}
+	u := rng.Float64() * mass
+	var cum float64
+	for _, j := range order {
+		cum += float64(probs[j])
+		if u < cum {
+			return j
+		}
+	}
+	return order[len(order)-1]
 }
 
 // kvRow is one token to push through the decoder: sequence, position, id.

@@ -198,7 +198,7 @@ func TestPickToken(t *testing.T) {
 			const n = 20000
 			ones := 0
 			for i := 0; i < n; i++ {
-				tok, lp := pickToken(logits, tc.sc, rng, order, buf)
+				tok, lp := pickToken(logits, tc.sc, rng, order, buf, nil)
 				if tok == 1 {
 					ones++
 					if math.Abs(float64(lp)-math.Log(0.75)) > 1e-4 {
@@ -210,5 +210,45 @@ func TestPickToken(t *testing.T) {
 				t.Errorf("frequency of token 1 = %.3f, want %.3f", got, tc.want1)
 			}
 		})
+	}
+}
+
+// Allow restricts what is drawn, greedy and sampled, while the log-probs
+// stay the model's own over the whole vocabulary.
+func TestSampleAllow(t *testing.T) {
+	m := sampleModel(t, 2)
+	allow := func(_, n int) []int {
+		if n < 3 {
+			return []int{5, 3}
+		}
+		return []int{7}
+	}
+	prompt := []int{1, 2, 3}
+	for _, temp := range []float64{0, 1} {
+		sc := SampleConfig{Temperature: temp, TopP: 1, MaxNewTokens: 4, Allow: allow}
+		out, err := m.Sample([][]int{prompt}, sc, []*rand.Rand{rand.New(rand.NewPCG(3, 3))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := out[0]
+		if len(c.Tokens) != 4 || c.Tokens[3] != 7 {
+			t.Fatalf("temperature %v: tokens %v, want 4 ending in 7", temp, c.Tokens)
+		}
+		seq := append(append([]int(nil), prompt...), c.Tokens...)
+		logp, err := m.Forward(seq, 1, len(seq), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, tok := range c.Tokens {
+			if i < 3 && tok != 3 && tok != 5 {
+				t.Fatalf("temperature %v: token %d is %d, not allowed", temp, i, tok)
+			}
+			if d := math.Abs(float64(logp[len(prompt)-1+i] - c.LogProbs[i])); d > 1e-5 {
+				t.Fatalf("temperature %v token %d: log-prob %v, Forward %v", temp, i, c.LogProbs[i], logp[len(prompt)-1+i])
+			}
+		}
+	}
+	if _, err := m.Sample([][]int{prompt}, SampleConfig{TopP: 1, MaxNewTokens: 2, Allow: func(int, int) []int { return []int{99} }}, []*rand.Rand{nil}); err == nil {
+		t.Fatal("Allow outside the vocabulary: want an error")
 	}
 }

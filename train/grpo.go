@@ -470,10 +470,14 @@ type updateStats struct {
 	steps, seqs                        int
 	loss, kl, clipFrac, ratio, gradSum float64
 	maxAdv                             float64
+	// logprobS and stepS are the seconds spent on the old and reference
+	// log-probs and on the minibatch steps.
+	logprobS, stepS float64
 }
 
 func (u updateStats) metrics() map[string]any {
-	m := map[string]any{"train/updates": u.steps, "train/sequences": u.seqs, "train/adv_abs_max": u.maxAdv}
+	m := map[string]any{"train/updates": u.steps, "train/sequences": u.seqs, "train/adv_abs_max": u.maxAdv,
+		"perf/logprob_s": u.logprobS, "perf/update_s": u.stepS}
 	if u.steps == 0 {
 		return m // no signal: logged as a skipped update, no loss keys
 	}
@@ -500,6 +504,7 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateSta
 		return us, nil // every group flat: nothing to learn from
 	}
 	us.seqs = len(idx)
+	start := time.Now()
 	// Old log-probs: the policy before this iteration's first step, on
 	// exactly the sequences it is trained on, so the first pass has ratio
 	// 1. Reference log-probs: the frozen initial policy.
@@ -511,6 +516,8 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateSta
 	if err != nil {
 		return us, err
 	}
+	us.logprobS = time.Since(start).Seconds()
+	start = time.Now()
 	rng := rand.New(rand.NewPCG(iterSeed(cfg.Seed, it), 0x6d62)) // minibatch order
 	for pass := 0; pass < cfg.UpdatesPerBatch; pass++ {
 		order := rng.Perm(len(idx))
@@ -524,6 +531,7 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateSta
 			us.loss, us.kl, us.clipFrac, us.ratio, us.gradSum = us.loss+st.Loss, us.kl+st.KL, us.clipFrac+st.ClipFrac, us.ratio+st.Ratio, us.gradSum+norm
 		}
 	}
+	us.stepS = time.Since(start).Seconds()
 	return us, nil
 }
 

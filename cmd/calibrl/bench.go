@@ -11,12 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/train"
 )
 
 // benchReport is the --json output: exactly one object.
 type benchReport struct {
 	Configs    []lm.BenchResult `json:"configs"`
 	GemmGFLOPS float64          `json:"gemm_gflops_2048"`
+	// RL is the interactive GRPO iteration on model A (absent with --rl=false
+	// or without A), its fractions against A's training tokens/s above.
+	RL *train.RLBenchResult `json:"rl_iteration,omitempty"`
 }
 
 func newBenchCmd() *cobra.Command {
@@ -25,7 +29,9 @@ func newBenchCmd() *cobra.Command {
 		models   string
 		gemmSize int
 		shapes   bool
+		rl       bool
 		bc       = lm.DefaultBenchConfig()
+		rc       = train.DefaultRLBenchConfig()
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -37,7 +43,16 @@ one forward log-prob pass in ms, and KV-cache sampling tokens/s (batch
 prompts of prompt-len tokens, new-tokens each), plus gemm.Sgemm's
 GFLOP/s on a gemm-size³ product. Each figure is the median of --steps
 timed runs after one warm-up. Compare with bench/torch_peer.py run on
-the same machine at the same time.`,
+the same machine at the same time.
+
+With --rl (the default) it also times one interactive GRPO iteration on
+model A, policy and learned user simulator both of config A with fixed
+random weights: 8 instances × G 8 conversations of 4 agent turns, every
+turn of a fixed length (16 tokens) whatever the weights write, then the
+old and reference log-probs and two passes of minibatch-16 updates. It
+reports each phase (rollout, log-prob, update) as the trained sequences'
+tokens per second and as a fraction of A's training tokens/s from the
+same run; the median of --rl-steps iterations after one warm-up.`,
 		Example: `  calibrl bench
   calibrl bench --json --steps 10`,
 		Args: cobra.NoArgs,
@@ -68,6 +83,15 @@ the same machine at the same time.`,
 					return err
 				}
 				rep.Configs = append(rep.Configs, r)
+				if rl && nc.Name == "A" {
+					rc.Workers = bc.Workers
+					res, err := train.BenchRL(cmd.Context(), nc, rc)
+					if err != nil {
+						return err
+					}
+					res.SetTrain(r.TrainTokensPerS)
+					rep.RL = &res
+				}
 			}
 			if gemmSize > 0 {
 				rep.GemmGFLOPS = lm.BenchGemm(gemmSize, bc.Steps)
@@ -95,6 +119,8 @@ the same machine at the same time.`,
 	f.IntVar(&bc.Workers, "workers", 0, "goroutines per step (0: GOMAXPROCS)")
 	f.IntVar(&gemmSize, "gemm-size", 2048, "square GEMM size to time (0 skips)")
 	f.BoolVar(&shapes, "shapes", false, "also time GEMM at the first model's own shapes (table only)")
+	f.BoolVar(&rl, "rl", true, "also time an interactive GRPO iteration on model A")
+	f.IntVar(&rc.Steps, "rl-steps", rc.Steps, "timed GRPO iterations")
 	return cmd
 }
 
@@ -111,6 +137,22 @@ func printBench(w io.Writer, rep benchReport, bc lm.BenchConfig, gemmSize int) e
 		bc.Batch, bc.SeqLen, bc.Batch, bc.PromptLen, bc.NewTokens, bc.Steps)
 	if gemmSize > 0 {
 		fmt.Fprintf(w, "gemm %d³: %.1f GFLOP/s\n", gemmSize, rep.GemmGFLOPS)
+	}
+	if r := rep.RL; r != nil {
+		fmt.Fprintf(w, "\nGRPO iteration on %s against the %s user: %d conversations, %d sequences, %d tokens\n",
+			r.Name, r.User, r.Conversations, r.Sequences, r.SequenceTokens)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "phase\ts\ttokens/s\tof train tokens/s\t\n")
+		for _, p := range []struct {
+			name       string
+			s, tps, fr float64
+		}{{"rollout", r.RolloutS, r.RollTokensPerS, r.RolloutFraction}, {"log-prob", r.LogprobS, r.LogpTokensPerS, r.LogprobFraction},
+			{"update", r.UpdateS, r.UpdTokensPerS, r.UpdateFraction}, {"iteration", r.IterationS, r.IterTokensPerS, r.IterFraction}} {
+			fmt.Fprintf(tw, "%s\t%.3f\t%.0f\t%.3f\t\n", p.name, p.s, p.tps, p.fr)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
