@@ -150,6 +150,7 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 		return nil, nil, err
 	}
 
+	env := dialog.EnvironmentOf(task)
 	finished := 0
 	for turn := 0; turn < cfg.MaxTurns; turn++ {
 		active := activeOf(eps)
@@ -158,6 +159,9 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 		}
 		if err := agentsAct(ctx, agent, active, cfg); err != nil {
 			return nil, nil, err
+		}
+		if env != nil {
+			respond(env, active, cfg)
 		}
 		if err := usersReply(ctx, user, active, cfg); err != nil {
 			return nil, nil, err
@@ -258,6 +262,16 @@ func agentsAct(ctx context.Context, agent dialog.Agent, active []*live, cfg Conf
 		add(l, text)
 		return nil
 	})
+}
+
+// respond records the task environment's note on each agent turn just
+// written (dialog.Environment) as a system message after it.
+func respond(env dialog.Environment, active []*live, cfg Config) {
+	for _, l := range active {
+		if note := env.Respond(&l.ep.View, l.ep.Messages); note != "" {
+			l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleSystem, Content: note, Tokens: cfg.CountTokens(note)})
+		}
+	}
 }
 
 func usersReply(ctx context.Context, user dialog.User, active []*live, cfg Config) error {

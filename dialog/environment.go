@@ -1,0 +1,24 @@
+package dialog
+
+// An Environment is the part of a task's world that acts on an agent's
+// turn before the user answers it, as a document editor applies the edit
+// commands in a turn. After each agent turn the rollout asks it for a
+// note; a note that is not empty is recorded as a system message right
+// after the turn, so the user reads it before replying and the agent
+// reads it in its next turn's history. Trainers give it no loss, since no
+// speaker wrote it. A tool (Tool) writes inside a turn as it is sampled;
+// an environment answers a finished one and sees the conversation.
+type Environment interface {
+	// Respond returns the note on the last message of history, an agent
+	// turn, or "" for none. v is the agent's view of the episode.
+	Respond(v *View, history []Message) string
+}
+
+// EnvironmentOf returns the environment of a task, or nil when it has
+// none: a task offers one with a method Environment() Environment.
+func EnvironmentOf(t any) Environment {
+	if p, ok := t.(interface{ Environment() Environment }); ok {
+		return p.Environment()
+	}
+	return nil
+}
