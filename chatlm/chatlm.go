@@ -221,6 +221,14 @@ type Turn struct {
 // tool, when not nil, writes its part of each turn as the turn is sampled
 // (dialog.Tool): its text, encoded, is forced into the sequence.
 func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig, rngs []*rand.Rand, tool dialog.Tool) ([]Turn, error) {
+	return m.GenerateKV(convs, role, gc, rngs, tool, nil)
+}
+
+// GenerateKV is Generate with each conversation's key/value cache kept in
+// kvs[i] (nil: none), as lm.Model.SampleKV keeps it: a turn reads only the
+// part of its prompt the cache does not hold yet, and the turns are
+// exactly Generate's.
+func (m *Model) GenerateKV(convs [][]tokenizer.Message, role string, gc GenConfig, rngs []*rand.Rand, tool dialog.Tool, kvs []*lm.KV) ([]Turn, error) {
 	if len(convs) != len(rngs) {
 		return nil, fmt.Errorf("generate: %d random sources for %d conversations", len(rngs), len(convs))
 	}
@@ -238,7 +246,7 @@ func (m *Model) Generate(convs [][]tokenizer.Message, role string, gc GenConfig,
 	if len(prompts) == 0 {
 		return nil, nil
 	}
-	comps, err := m.LM.Sample(prompts, lm.SampleConfig{
+	comps, err := m.LM.SampleKV(prompts, kvs, lm.SampleConfig{
 		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
 		Force: m.forcer(tool), Allow: allow(gc.Allow),
 	}, rngs)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
@@ -28,6 +29,27 @@ type AgentSession struct {
 	view  *dialog.View
 	rng   *rand.Rand
 	Turns []Turn
+	kv    *lm.KV // the conversation's key/value cache; nil unless kept
+}
+
+// KeepContext makes the session keep the model's key/value cache of its
+// conversation from turn to turn, so that a turn reads only the messages
+// that are new to it; the turns are the same. Whoever calls it promises
+// to call Release when the episode is over (rollout.Play does).
+func (s *AgentSession) KeepContext() {
+	if s.kv == nil {
+		s.kv = s.agent.Model.LM.NewKV()
+	}
+}
+
+// Release lets the cache KeepContext kept go.
+func (s *AgentSession) Release() {
+	if s.kv != nil {
+		s.agent.mu.Lock()
+		s.kv.Release()
+		s.agent.mu.Unlock()
+		s.kv = nil
+	}
 }
 
 // NewSession starts an episode.
@@ -52,13 +74,14 @@ func (a *Agent) ActBatch(ctx context.Context, sessions []dialog.AgentSession, hi
 	convs := make([][]tokenizer.Message, len(sessions))
 	rngs := make([]*rand.Rand, len(sessions))
 	own := make([]*AgentSession, len(sessions))
+	kvs := make([]*lm.KV, len(sessions))
 	for i, s := range sessions {
 		own[i] = s.(*AgentSession)
 		convs[i] = AgentMessages(own[i].view, histories[i])
-		rngs[i] = own[i].rng
+		rngs[i], kvs[i] = own[i].rng, own[i].kv
 	}
 	a.mu.Lock()
-	turns, err := a.Model.Generate(convs, string(dialog.RoleAssistant), a.Gen, rngs, a.Tool)
+	turns, err := a.Model.GenerateKV(convs, string(dialog.RoleAssistant), a.Gen, rngs, a.Tool, kvs)
 	a.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -109,6 +132,24 @@ type userSession struct {
 	user   *User
 	oracle *dialog.Oracle
 	rng    *rand.Rand
+	kv     *lm.KV // as AgentSession's
+}
+
+// KeepContext is AgentSession.KeepContext for the simulator.
+func (s *userSession) KeepContext() {
+	if s.kv == nil {
+		s.kv = s.user.Model.LM.NewKV()
+	}
+}
+
+// Release lets the cache KeepContext kept go.
+func (s *userSession) Release() {
+	if s.kv != nil {
+		s.user.mu.Lock()
+		s.kv.Release()
+		s.user.mu.Unlock()
+		s.kv = nil
+	}
 }
 
 // NewSession starts an episode.
@@ -173,13 +214,14 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 	convs := make([][]tokenizer.Message, len(sessions))
 	rngs := make([]*rand.Rand, len(sessions))
 	own := make([]*userSession, len(sessions))
+	kvs := make([]*lm.KV, len(sessions))
 	for i, s := range sessions {
 		own[i] = s.(*userSession)
 		convs[i] = UserMessages(own[i].oracle, histories[i], u.Oracle, u.Judge)
-		rngs[i] = own[i].rng
+		rngs[i], kvs[i] = own[i].rng, own[i].kv
 	}
 	u.mu.Lock()
-	turns, err := u.Model.Generate(convs, string(dialog.RoleUser), u.Gen, rngs, nil)
+	turns, err := u.Model.GenerateKV(convs, string(dialog.RoleUser), u.Gen, rngs, nil, kvs)
 	u.mu.Unlock()
 	return turns, own, err
 }

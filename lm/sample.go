@@ -100,14 +100,32 @@ type Completion struct {
 // A sequence stops at a stop token, after MaxNewTokens, or when the
 // context is full.
 func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]Completion, error) {
+	return m.SampleKV(prompts, nil, sc, rngs)
+}
+
+// SampleKV is Sample with the keys and values of sequence i kept in
+// kvs[i] across calls (kvs nil, or a nil entry: nothing kept), for a
+// sequence that goes on, like a conversation turn after turn. Of each
+// prompt only what follows its longest common prefix with the tokens the
+// cache holds is read (at least its last token); afterwards the cache
+// holds the prompt and every new token read after it, which is all of
+// them but the last. A prompt that is not an extension of the cache — a
+// conversation that lost old turns to fit the context — is read again
+// from where they part. The tokens and log-probabilities are exactly
+// Sample's on the same prompts: every position's keys and values come
+// from the same per-row arithmetic whichever call and step computes them.
+func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*rand.Rand) ([]Completion, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
 	if len(rngs) != len(prompts) {
 		return nil, fmt.Errorf("sample: %d random sources for %d prompts", len(rngs), len(prompts))
 	}
+	if kvs != nil && len(kvs) != len(prompts) {
+		return nil, fmt.Errorf("sample: %d caches for %d prompts", len(kvs), len(prompts))
+	}
 	cfg := m.Config
-	total := 0
+	seen := make(map[*KV]bool, len(kvs))
 	for i, p := range prompts {
 		if len(p) == 0 {
 			return nil, fmt.Errorf("sample: prompt %d is empty", i)
@@ -123,42 +141,63 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 		if rngs[i] == nil && sc.Temperature > 0 {
 			return nil, errors.New("sample: nil random source")
 		}
-		total += len(p)
+		if kvs != nil && kvs[i] != nil {
+			switch kv := kvs[i]; {
+			case kv.m != m:
+				return nil, fmt.Errorf("sample: cache %d belongs to another model", i)
+			case seen[kv]:
+				return nil, fmt.Errorf("sample: cache %d is given for two prompts", i)
+			}
+			seen[kvs[i]] = true
+		}
 	}
 	S := len(prompts)
 	out := make([]Completion, S)
-	if S == 0 {
+	if S == 0 || sc.MaxNewTokens == 0 {
 		return out, nil
 	}
-	rowsNeeded := total
+	// Every sequence's cache: its own, or a temporary one.
+	seqs := make([]*KV, S)
+	slots := make([]*kvSlot, S)
+	for s := range seqs {
+		if kvs != nil && kvs[s] != nil {
+			seqs[s] = kvs[s]
+			continue
+		}
+		seqs[s] = m.NewKV()
+		defer seqs[s].Release()
+	}
+	// Prefill: every prompt token the cache lacks is a row; logits only
+	// for each last one.
+	skip := make([]int, S)
+	rowsNeeded := 0
+	for s, p := range prompts {
+		skip[s] = min(commonPrefix(seqs[s].ids, p), len(p)-1)
+		rowsNeeded += len(p) - skip[s]
+	}
+	rowsNeeded = max(rowsNeeded, S)
 	if sc.Force != nil {
 		rowsNeeded += S * maxForced // a step may carry forced rows
 	}
-	st := m.decoder(S, rowsNeeded)
+	st := m.decoder(rowsNeeded)
 	stop := make(map[int]bool, len(sc.Stop))
 	for _, t := range sc.Stop {
 		stop[t] = true
 	}
-
-	// Prefill: every prompt token is a row; logits only for each last one.
 	rows := st.rows[:0]
 	var heads []int
+	active := make([]int, 0, S) // sequences still generating
 	for s, p := range prompts {
-		for t, tok := range p {
-			rows = append(rows, kvRow{seq: s, pos: t, tok: tok})
+		kv := seqs[s]
+		kv.ids = append(kv.ids[:skip[s]], p[skip[s]:]...)
+		slots[s] = kv.ensureSlot()
+		for t := skip[s]; t < len(p); t++ {
+			rows = append(rows, kvRow{seq: s, pos: t, tok: p[t]})
 		}
 		heads = append(heads, len(rows)-1)
+		active = append(active, s)
 	}
-	active := make([]int, 0, S) // sequences still generating
-	for s := range prompts {
-		if sc.MaxNewTokens > 0 {
-			active = append(active, s)
-		}
-	}
-	if len(active) == 0 {
-		return out, nil
-	}
-	logits := st.step(m, rows, heads)
+	logits := st.step(m, rows, heads, slots)
 	for {
 		next := rows[:0]
 		var keep []int
@@ -200,10 +239,77 @@ func (m *Model) Sample(prompts [][]int, sc SampleConfig, rngs []*rand.Rand) ([]C
 		if len(keep) == 0 {
 			return out, nil
 		}
+		for _, r := range next {
+			seqs[r.seq].ids = append(seqs[r.seq].ids, r.tok)
+		}
 		active = keep
 		rows = next
-		logits = st.step(m, rows, heads)
+		logits = st.step(m, rows, heads, slots)
 	}
+}
+
+// KV is one sequence's key/value cache kept across SampleKV calls. It is
+// valid for the weights it was filled with: Release it when the sequence
+// is over or the weights change. Like the model, it is not safe for
+// concurrent use.
+type KV struct {
+	m    *Model
+	ids  []int   // the tokens whose keys and values slot holds, at positions 0, 1, …
+	slot *kvSlot // nil while it holds nothing
+}
+
+// NewKV returns an empty cache for a sequence of m.
+func (m *Model) NewKV() *KV { return &KV{m: m} }
+
+// Len is how many leading tokens of the sequence the cache holds.
+func (kv *KV) Len() int { return len(kv.ids) }
+
+// Release empties the cache and gives its memory back to the model for
+// other sequences; the cache can be filled again.
+func (kv *KV) Release() {
+	if kv.slot != nil {
+		d := kv.m.decoder(0)
+		d.free = append(d.free, kv.slot)
+		kv.slot = nil
+	}
+	kv.ids = kv.ids[:0]
+}
+
+func (kv *KV) ensureSlot() *kvSlot {
+	if kv.slot == nil {
+		kv.slot = kv.m.newSlot()
+	}
+	return kv.slot
+}
+
+// kvSlot is the memory of one sequence's cache: per layer [NH,Context,HS],
+// each head's keys (values) contiguous.
+type kvSlot struct{ k, v [][]float32 }
+
+// newSlot takes a free slot of the model's, or allocates one.
+func (m *Model) newSlot() *kvSlot {
+	d := m.decoder(0)
+	if n := len(d.free); n > 0 {
+		sl := d.free[n-1]
+		d.free = d.free[:n-1]
+		return sl
+	}
+	cfg := m.Config
+	sl := &kvSlot{k: make([][]float32, cfg.Layers), v: make([][]float32, cfg.Layers)}
+	for l := range sl.k {
+		sl.k[l], sl.v[l] = make([]float32, cfg.Context*cfg.Dim), make([]float32, cfg.Context*cfg.Dim)
+	}
+	return sl
+}
+
+func commonPrefix(a, b []int) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
 }
 
 // maxForced bounds the ids one Force call may add (a calculator's result
@@ -380,62 +486,48 @@ func pickAllowed(logits []float32, sc SampleConfig, rng *rand.Rand, order []int,
 // kvRow is one token to push through the decoder: sequence, position, id.
 type kvRow struct{ seq, pos, tok int }
 
-// decodeState is the KV cache and step buffers for S sequences.
+// decodeState is the step buffers of the model's sampler and the free
+// cache slots.
 type decodeState struct {
-	S          int
-	k, v       [][]float32 // per layer [S,NH,Context,HS]: each head's keys contiguous
-	x, ln, att []float32   // [R,C]
-	qkv        []float32   // [R,3C]
-	h, hTanh   []float32   // [R,4C]
-	mean, rstd []float32   // [R]
-	logits     []float32   // [R,V]
-	scores     []float32   // [workers,Context]
+	x, ln, att []float32 // [R,C]
+	qkv        []float32 // [R,3C]
+	h, hTanh   []float32 // [R,4C]
+	mean, rstd []float32 // [R]
+	logits     []float32 // [R,V]
+	scores     []float32 // [workers,Context]
 	rows       []kvRow
 	order      []int     // [V] top-p scratch
 	probs      []float32 // [V] sampling scratch
+	free       []*kvSlot // released cache slots
 }
 
-// decoder returns a cache for S sequences and step buffers for R rows,
-// reusing the model's previous one when it is big enough.
-func (m *Model) decoder(S, R int) *decodeState {
+// decoder returns the model's sampler state with step buffers for R rows,
+// growing the previous one when it is too small.
+func (m *Model) decoder(R int) *decodeState {
 	cfg := m.Config
 	C, H, V, W := cfg.Dim, cfg.Hidden(), cfg.VocabSize, m.workers()
 	d := m.dec
-	if d == nil || d.S < S || len(d.mean) < R || len(d.scores) < W*cfg.Context {
-		S, R = max(S, d.cap()), max(R, d.rowCap())
+	if d == nil {
+		d = &decodeState{order: make([]int, V), probs: make([]float32, V)}
+		m.dec = d
+	}
+	if len(d.mean) < R || len(d.scores) < W*cfg.Context {
+		R = max(R, len(d.mean))
 		f := func(n int) []float32 { return make([]float32, n) }
-		d = &decodeState{S: S, k: make([][]float32, cfg.Layers), v: make([][]float32, cfg.Layers)}
-		for l := range d.k {
-			d.k[l], d.v[l] = f(S*cfg.Context*C), f(S*cfg.Context*C)
-		}
 		d.x, d.ln, d.att, d.qkv = f(R*C), f(R*C), f(R*C), f(3*R*C)
 		d.h, d.hTanh, d.mean, d.rstd = f(R*H), f(R*H), f(R), f(R)
-		d.logits, d.scores = f(R*V), f(W*cfg.Context)
-		d.rows, d.order, d.probs = make([]kvRow, 0, R), make([]int, V), f(V)
-		m.dec = d
+		d.logits, d.scores = f(R*V), f(max(W, len(d.scores)/cfg.Context)*cfg.Context)
+		d.rows = make([]kvRow, 0, R)
 	}
 	return d
 }
 
-func (d *decodeState) cap() int {
-	if d == nil {
-		return 0
-	}
-	return d.S
-}
-
-func (d *decodeState) rowCap() int {
-	if d == nil {
-		return 0
-	}
-	return len(d.mean)
-}
-
 // step pushes rows through every block, writing their keys and values into
-// the cache, and returns logits [len(heads),V] for the rows listed in
-// heads. A row attends to its own sequence's cache up to its position, so
-// several rows of one sequence (a prompt) can share a step.
-func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
+// their sequence's cache slot (slots[row.seq]), and returns logits
+// [len(heads),V] for the rows listed in heads. A row attends to its own
+// sequence's cache up to its position, so several rows of one sequence (a
+// prompt) can share a step.
+func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot) []float32 {
 	cfg, p := m.Config, m.Params
 	R, C, H, V, NH, W := len(rows), cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads, m.workers()
 	HS, ctx := cfg.HeadSize(), cfg.Context
@@ -450,12 +542,12 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
 	}
 	for l := 0; l < cfg.Layers; l++ {
 		lp := p.Layer(l)
-		kc, vc := d.k[l], d.v[l]
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
 		matmulForward(W, d.qkv, d.ln, lp.QKVW, lp.QKVB, nil, R, C, 3*C)
 		for i, r := range rows {
+			kc, vc := slots[r.seq].k[l], slots[r.seq].v[l]
 			for h := 0; h < NH; h++ {
-				at := ((r.seq*NH+h)*ctx + r.pos) * HS
+				at := (h*ctx + r.pos) * HS
 				copy(kc[at:at+HS], d.qkv[i*3*C+C+h*HS:])
 				copy(vc[at:at+HS], d.qkv[i*3*C+2*C+h*HS:])
 			}
@@ -466,9 +558,10 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int) []float32 {
 				i, h := task/NH, task%NH
 				r := rows[i]
 				q := d.qkv[i*3*C+h*HS : i*3*C+(h+1)*HS]
-				base := (r.seq*NH + h) * ctx * HS
+				base := h * ctx * HS
 				o := d.att[i*C+h*HS : i*C+(h+1)*HS]
-				attendRow(o, sc, q, kc[base:], vc[base:], r.pos+1, HS, scale)
+				sl := slots[r.seq]
+				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 			}
 		})
 		matmulForward(W, x, d.att, lp.AttProjW, lp.AttProjB, x, R, C, C)

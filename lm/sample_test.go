@@ -3,6 +3,7 @@ package lm
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
@@ -32,21 +33,22 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Prefill path: all rows of one sequence in a single step.
-	d := m.decoder(1, len(seq))
+	d := m.decoder(len(seq))
+	slots := []*kvSlot{m.newSlot()}
 	rows := make([]kvRow, len(seq))
 	heads := make([]int, len(seq))
 	for i, tok := range seq {
 		rows[i], heads[i] = kvRow{seq: 0, pos: i, tok: tok}, i
 	}
-	kv := d.step(m, rows, heads)
+	kv := d.step(m, rows, heads, slots)
 	var maxDiff float64
 	for i := range full {
 		maxDiff = max(maxDiff, math.Abs(float64(full[i]-kv[i])))
 	}
 	// Decode path: one row per step.
-	d = m.decoder(1, 1)
+	d = m.decoder(1)
 	for i, tok := range seq {
-		got := d.step(m, []kvRow{{seq: 0, pos: i, tok: tok}}, []int{0})
+		got := d.step(m, []kvRow{{seq: 0, pos: i, tok: tok}}, []int{0}, slots)
 		for j := 0; j < V; j++ {
 			maxDiff = max(maxDiff, math.Abs(float64(full[i*V+j]-got[j])))
 		}
@@ -250,5 +252,77 @@ func TestSampleAllow(t *testing.T) {
 	}
 	if _, err := m.Sample([][]int{prompt}, SampleConfig{TopP: 1, MaxNewTokens: 2, Allow: func(int, int) []int { return []int{99} }}, []*rand.Rand{nil}); err == nil {
 		t.Fatal("Allow outside the vocabulary: want an error")
+	}
+}
+
+// A cache kept across calls gives exactly what sampling each prompt from
+// scratch gives: turn after turn of a conversation (the other side's
+// tokens appended to what was sampled), after a prompt that parts from
+// the cache early (old turns dropped), with forced tokens, greedy and
+// sampled, and beside sequences that keep no cache.
+func TestSampleKVMatchesSample(t *testing.T) {
+	m := sampleModel(t, 2)
+	force := func(_ int, toks []int) []int {
+		if toks[len(toks)-1]%5 == 0 {
+			return []int{11, 12}
+		}
+		return nil
+	}
+	for _, sc := range []SampleConfig{
+		{Temperature: 0, TopP: 1, MaxNewTokens: 3},
+		{Temperature: 1, TopP: 0.9, MaxNewTokens: 4, Force: force},
+	} {
+		kvs := []*KV{m.NewKV(), nil, m.NewKV()}
+		convs := [][]int{{1, 2, 3}, {4, 5}, {6}}
+		for turn := 0; turn < 5; turn++ {
+			if turn == 3 {
+				convs[0] = append([]int{1, 2}, convs[0][len(convs[0])-3:]...) // drop the middle
+			}
+			rngs := func() []*rand.Rand {
+				r := make([]*rand.Rand, len(convs))
+				for i := range r {
+					r[i] = rand.New(rand.NewPCG(uint64(turn), uint64(i)))
+				}
+				return r
+			}
+			got, err := m.SampleKV(convs, kvs, sc, rngs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := m.Sample(convs, sc, rngs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range convs {
+				if !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("temperature %v turn %d seq %d: cached %+v, from scratch %+v", sc.Temperature, turn, i, got[i], want[i])
+				}
+				if kv := kvs[i]; kv != nil && kv.Len() != len(convs[i])+len(got[i].Tokens)-1 {
+					t.Fatalf("turn %d seq %d: cache holds %d tokens, want %d", turn, i, kv.Len(), len(convs[i])+len(got[i].Tokens)-1)
+				}
+				// The other side answers with two tokens; keep within the context.
+				next := append(append(append([]int(nil), convs[i]...), got[i].Tokens...), 7, 8)
+				if len(next) > m.Config.Context-sc.MaxNewTokens-4 {
+					next = append([]int{next[0]}, next[len(next)-8:]...)
+				}
+				convs[i] = next
+			}
+		}
+		for _, kv := range kvs {
+			if kv != nil {
+				kv.Release()
+				if kv.Len() != 0 {
+					t.Fatal("a released cache still holds tokens")
+				}
+			}
+		}
+	}
+	other := sampleModel(t, 1)
+	if _, err := m.SampleKV([][]int{{1}}, []*KV{other.NewKV()}, DefaultSampleConfig(), []*rand.Rand{rand.New(rand.NewPCG(1, 1))}); err == nil {
+		t.Fatal("another model's cache: want an error")
+	}
+	kv := m.NewKV()
+	if _, err := m.SampleKV([][]int{{1}, {2}}, []*KV{kv, kv}, DefaultSampleConfig(), []*rand.Rand{rand.New(rand.NewPCG(1, 1)), rand.New(rand.NewPCG(1, 2))}); err == nil {
+		t.Fatal("one cache for two prompts: want an error")
 	}
 }

@@ -104,6 +104,16 @@ type live struct {
 	done  bool
 }
 
+// contextKeeper is a session that can keep state across the turns of its
+// episode (a model's key/value cache of the conversation, so that a turn
+// reads only what is new) when it is told that the episode will be ended:
+// Play calls KeepContext before the first turn and Release when it
+// returns. The episodes are the same either way.
+type contextKeeper interface {
+	KeepContext()
+	Release()
+}
+
 // Run plays the episodes and returns them in order of (instance, sample).
 func Run(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, cfg Config) ([]dialog.Episode, error) {
 	eps, _, err := Play(ctx, task, agent, user, cfg)
@@ -143,6 +153,22 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 			l.user = user.NewSession(&l.ep.Oracle, rand.New(rand.NewPCG(seed, 1)))
 			l.agent = agent.NewSession(&l.ep.View, rand.New(rand.NewPCG(seed, 2)))
 			eps = append(eps, l)
+		}
+	}
+	defer func() {
+		for _, l := range eps {
+			for _, s := range []any{l.agent, l.user} {
+				if k, ok := s.(contextKeeper); ok {
+					k.Release()
+				}
+			}
+		}
+	}()
+	for _, l := range eps {
+		for _, s := range []any{l.agent, l.user} {
+			if k, ok := s.(contextKeeper); ok {
+				k.KeepContext()
+			}
 		}
 	}
 
