@@ -132,6 +132,9 @@ type GRPOConfig struct {
 
 	// flipAdvantages negates every advantage: the learning test's sabotage.
 	flipAdvantages bool
+	// wholeMinibatches keeps step from cutting minibatches into length
+	// runs (the test that compares both).
+	wholeMinibatches bool
 }
 
 // DefaultGRPOConfig returns the documented defaults.
@@ -235,6 +238,10 @@ type rlBatch struct {
 	owner   []int
 	rewards []float64
 	metrics map[string]any // rollout/… keys
+	// sampled[k], when not nil, holds seqs[k]'s log-probs at its trained
+	// positions as the sampler computed them (sampledLogp): the old
+	// log-probs of the first pass, which need no forward pass then.
+	sampled [][]float32
 }
 
 // seqAdvantages spreads the conversations' advantages over the sequences.
@@ -325,6 +332,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		}
 		if len(seq.IDs)-last <= context-r.cfg.Gen.MaxNewTokens && r.rerendersExactly(msgs, s.Turns) {
 			b.seqs, b.owner = append(b.seqs, seq), append(b.owner, i)
+			b.sampled = append(b.sampled, sampledLogp(seq, s.Sampled(msgs)))
 		} else {
 			split++
 			k := 0
@@ -336,7 +344,9 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 				if err != nil {
 					return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
 				}
-				b.seqs, b.owner = append(b.seqs, candidateSequence(ids, s.Turns[k])), append(b.owner, i)
+				seq := candidateSequence(ids, s.Turns[k])
+				b.seqs, b.owner = append(b.seqs, seq), append(b.owner, i)
+				b.sampled = append(b.sampled, sampledLogp(seq, []*chatlm.Turn{&s.Turns[k]}))
 				k++
 			}
 		}
@@ -355,6 +365,43 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
 	}
 	return b, nil
+}
+
+// sampledLogp returns seq's log-probs at its trained positions as the
+// sampler computed them, when seq was built from turns as sampled (in
+// order, in the very context they were sampled in): the trained positions
+// are then exactly the turns' sampled (not forced) ids, in order. It
+// returns nil when they are not, and the caller computes them instead.
+func sampledLogp(seq chatlm.Sequence, turns []*chatlm.Turn) []float32 {
+	out := make([]float32, len(seq.IDs))
+	t := 0 // next position of seq to match
+	for _, turn := range turns {
+		if turn == nil {
+			continue
+		}
+		if len(turn.LogProbs) != len(turn.IDs) {
+			return nil
+		}
+		for j, id := range turn.IDs {
+			if turn.Forced != nil && turn.Forced[j] {
+				continue
+			}
+			for t < len(seq.Mask) && seq.Mask[t] <= 0 {
+				t++
+			}
+			if t+1 >= len(seq.IDs) || seq.IDs[t+1] != id {
+				return nil
+			}
+			out[t] = turn.LogProbs[j]
+			t++
+		}
+	}
+	for ; t < len(seq.Mask); t++ {
+		if seq.Mask[t] > 0 {
+			return nil // trained positions no turn sampled
+		}
+	}
+	return out
 }
 
 // rerendersExactly reports whether every agent turn but the last, as the
@@ -419,7 +466,7 @@ func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rl
 		groupVar, flatGroups := groupRewardStats(batch.rewards, cfg.Group)
 
 		// 3–5. Old and reference log-probs, then the clipped updates.
-		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), it)
+		us, err := r.updateSampled(batch.seqs, batch.seqAdvantages(adv), batch.sampled, it)
 		if err != nil {
 			return GRPOResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
 		}
@@ -491,6 +538,12 @@ func (u updateStats) metrics() map[string]any {
 // the sequences with a non-zero advantage (all of them with
 // KeepFlatGroups). It takes no step when no sequence carries signal.
 func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateStats, error) {
+	return r.updateSampled(seqs, adv, nil, it)
+}
+
+// updateSampled is update with the old log-probs of seqs[k] taken from
+// sampled[k] where it is not nil (rlBatch.sampled).
+func (r *rlRun) updateSampled(seqs []chatlm.Sequence, adv []float64, sampled [][]float32, it int) (updateStats, error) {
 	cfg := r.cfg
 	var us updateStats
 	var idx []int
@@ -507,10 +560,30 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateSta
 	start := time.Now()
 	// Old log-probs: the policy before this iteration's first step, on
 	// exactly the sequences it is trained on, so the first pass has ratio
-	// 1. Reference log-probs: the frozen initial policy.
-	old, err := sequenceLogp(r.policy, seqs, idx, cfg.MiniBatch)
-	if err != nil {
-		return us, err
+	// 1 (to float rounding where the sampler's log-probs are reused: the
+	// rollout sampled with these very weights). Reference log-probs: the
+	// frozen initial policy.
+	old := make([][]float32, len(idx))
+	var missing []int // positions in idx without sampled log-probs
+	for k, i := range idx {
+		if sampled != nil && sampled[i] != nil {
+			old[k] = sampled[i]
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		sub := make([]int, len(missing))
+		for j, k := range missing {
+			sub[j] = idx[k]
+		}
+		lp, err := sequenceLogp(r.policy, seqs, sub, cfg.MiniBatch)
+		if err != nil {
+			return us, err
+		}
+		for j, k := range missing {
+			old[k] = lp[j]
+		}
 	}
 	ref, err := sequenceLogp(r.ref, seqs, idx, cfg.MiniBatch)
 	if err != nil {
@@ -537,34 +610,61 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, it int) (updateSta
 
 // step is one minibatch gradient step: Forward, PolicyLoss, Backward,
 // clip, AdamW. mb indexes idx, which indexes seqs; old and ref are
-// aligned with idx.
+// aligned with idx. A minibatch of very different lengths is not padded
+// to its longest sequence: it is cut into runs of similar length
+// (lengthRuns), each run's Forward and Backward adding to the one
+// gradient, its loss weighted by its share of the minibatch's trained
+// tokens, which is the whole minibatch's step up to float rounding. A
+// minibatch that gains little from cutting is one run in its own order,
+// as before.
 func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32, adv []float64) (PolicyLossStats, float64, error) {
 	cfg := r.cfg
-	batch := make([]chatlm.Sequence, len(mb))
-	for j, k := range mb {
-		batch[j] = seqs[idx[k]]
+	runs := [][]int{mb}
+	if !cfg.wholeMinibatches {
+		runs = lengthRuns(seqs, idx, mb)
 	}
-	tok, B, T, lens, mask := r.policy.Pack(batch)
-	oldFlat, refFlat, advFlat := make([]float32, B*T), make([]float32, B*T), make([]float32, B*T)
-	for j, k := range mb {
-		copy(oldFlat[j*T:], old[k])
-		copy(refFlat[j*T:], ref[k])
-		a := float32(adv[idx[k]])
-		for t := 0; t < T; t++ {
-			advFlat[j*T+t] = a
-		}
+	total := 0
+	for _, k := range mb {
+		total += seqs[idx[k]].Trained()
 	}
-	logp, err := r.policy.LM.Forward(tok, B, T, lens)
-	if err != nil {
-		return PolicyLossStats{}, 0, err
-	}
-	st, dlogp := PolicyLoss(logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
-	if cfg.Beta == 0 {
-		st.KL = meanKL(logp, refFlat, mask) // still worth watching
-	}
+	var st PolicyLossStats
 	r.policy.LM.ZeroGrad()
-	if err := r.policy.LM.Backward(dlogp); err != nil {
-		return st, 0, err
+	for _, run := range runs {
+		batch := make([]chatlm.Sequence, len(run))
+		for j, k := range run {
+			batch[j] = seqs[idx[k]]
+		}
+		tok, B, T, lens, mask := r.policy.Pack(batch)
+		oldFlat, refFlat, advFlat := make([]float32, B*T), make([]float32, B*T), make([]float32, B*T)
+		for j, k := range run {
+			copy(oldFlat[j*T:], old[k])
+			copy(refFlat[j*T:], ref[k])
+			a := float32(adv[idx[k]])
+			for t := 0; t < T; t++ {
+				advFlat[j*T+t] = a
+			}
+		}
+		logp, err := r.policy.LM.Forward(tok, B, T, lens)
+		if err != nil {
+			return PolicyLossStats{}, 0, err
+		}
+		rs, dlogp := PolicyLoss(logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
+		if cfg.Beta == 0 {
+			rs.KL = meanKL(logp, refFlat, mask) // still worth watching
+		}
+		if len(runs) == 1 {
+			st = rs
+		} else {
+			w := float64(rs.Tokens) / float64(total)
+			for i := range dlogp {
+				dlogp[i] = float32(float64(dlogp[i]) * w)
+			}
+			st.Tokens += rs.Tokens
+			st.Loss, st.KL, st.Ratio, st.ClipFrac = st.Loss+w*rs.Loss, st.KL+w*rs.KL, st.Ratio+w*rs.Ratio, st.ClipFrac+w*rs.ClipFrac
+		}
+		if err := r.policy.LM.Backward(dlogp); err != nil {
+			return st, 0, err
+		}
 	}
 	norm := lm.ClipGradNorm(r.policy.LM, cfg.ClipNorm)
 	if err := r.opt.Update(r.policy.LM, r.sched.At(r.opt.Step)); err != nil {
@@ -573,23 +673,61 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 	return st, norm, nil
 }
 
+// lengthRuns cuts minibatch mb (indexing idx, which indexes seqs) into
+// runs of sequences of similar length, longest first, each run holding
+// sequences at least 4/5 of its first one's length. It returns mb whole,
+// in its own order, unless the runs pad at least a fifth fewer positions.
+func lengthRuns(seqs []chatlm.Sequence, idx, mb []int) [][]int {
+	n := func(k int) int { return len(seqs[idx[k]].IDs) }
+	longest, whole := 0, 0
+	for _, k := range mb {
+		longest = max(longest, n(k))
+	}
+	whole = longest * len(mb)
+	sorted := slices.Clone(mb)
+	slices.SortStableFunc(sorted, func(a, b int) int { return n(b) - n(a) })
+	var runs [][]int
+	cut := 0
+	for lo := 0; lo < len(sorted); {
+		hi := lo + 1
+		for hi < len(sorted) && 5*n(sorted[hi]) >= 4*n(sorted[lo]) {
+			hi++
+		}
+		runs = append(runs, sorted[lo:hi])
+		cut += n(sorted[lo]) * (hi - lo)
+		lo = hi
+	}
+	if len(runs) == 1 || 5*cut > 4*whole {
+		return [][]int{mb}
+	}
+	return runs
+}
+
 // sequenceLogp returns, for each seqs[idx[k]], its per-position log-probs
-// under m (length len(IDs)), computed in batches.
+// under m (length len(IDs)), computed in batches of sequences of similar
+// length (the longest first), so little is padded. A row's log-probs do
+// not depend on the rows beside it or on the padding, so the batching
+// changes no figure.
 func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int) ([][]float32, error) {
 	out := make([][]float32, len(idx))
-	for lo := 0; lo < len(idx); lo += batch {
-		part := idx[lo:min(lo+batch, len(idx))]
+	order := make([]int, len(idx)) // positions in idx, longest sequence first
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(seqs[idx[b]].IDs) - len(seqs[idx[a]].IDs) })
+	for lo := 0; lo < len(order); lo += batch {
+		part := order[lo:min(lo+batch, len(order))]
 		b := make([]chatlm.Sequence, len(part))
 		for j, k := range part {
-			b[j] = seqs[k]
+			b[j] = seqs[idx[k]]
 		}
 		tok, B, T, lens, _ := m.Pack(b)
 		logp, err := m.LM.Forward(tok, B, T, lens)
 		if err != nil {
 			return nil, err
 		}
-		for j := range part {
-			out[lo+j] = append([]float32(nil), logp[j*T:j*T+lens[j]]...)
+		for j, k := range part {
+			out[k] = append([]float32(nil), logp[j*T:j*T+lens[j]]...)
 		}
 	}
 	return out, nil

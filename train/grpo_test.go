@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -477,9 +478,17 @@ func TestGRPOSequencesMatchSampling(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The sampler's own log-probs stand in for the old ones: every
+		// sequence carries them, on its trained positions.
+		if len(b.sampled) != len(b.seqs) || b.sampled[k] == nil {
+			t.Fatalf("sequence %d carries no sampled log-probs", k)
+		}
 		for p, w := range seq.Mask {
 			if w > 0 {
 				got[b.owner[k]] = append(got[b.owner[k]], logp[p])
+				if d := math.Abs(float64(logp[p] - b.sampled[k][p])); d > 1e-5 {
+					t.Fatalf("sequence %d position %d: Forward log-prob %g, sampled %g", k, p, logp[p], b.sampled[k][p])
+				}
 			}
 		}
 	}
@@ -615,5 +624,132 @@ func TestGRPOKLPullsTowardReference(t *testing.T) {
 	}
 	if after := kl(); !(after < before) || before == 0 {
 		t.Fatalf("KL to the reference %.5f → %.5f: want it to fall", before, after)
+	}
+}
+
+// The sampler's log-probs line up with the trained positions of the
+// sequences built from the turns, forced ids skipped; a sequence that is
+// not built from those turns gets none.
+func TestSampledLogpSkipsForcedIDs(t *testing.T) {
+	turn := chatlm.Turn{IDs: []int{5, 6, 7, 8}, LogProbs: []float32{-1, 0, -3, -4}, Forced: []bool{false, true, false, false}}
+	seq := candidateSequence([]int{1, 2, 3}, turn)
+	got := sampledLogp(seq, []*chatlm.Turn{&turn})
+	want := []float32{0, 0, -1, 0, -3, -4, 0}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("sampled log-probs %v, want %v (mask %v)", got, want, seq.Mask)
+	}
+	other := chatlm.Turn{IDs: []int{5, 9, 7, 8}, LogProbs: []float32{-1, -2, -3, -4}}
+	if got := sampledLogp(seq, []*chatlm.Turn{&other}); got != nil {
+		t.Fatalf("log-probs of other ids: %v, want nil", got)
+	}
+	if got := sampledLogp(seq, nil); got != nil {
+		t.Fatalf("no turns: %v, want nil", got)
+	}
+}
+
+// Against a learned user (both sides keep their caches across turns, and
+// the first pass takes its old log-probs from the sampler) a run is still
+// deterministic and resumes to the same weights.
+func TestGRPOLearnedUserDeterministicAndResumable(t *testing.T) {
+	cfg := smallGRPO()
+	cfg.MonitorEvery = 0
+	updates := 0
+	run := func(out string, ctx context.Context, log func(map[string]any)) ([]float32, error) {
+		m := toyPolicy(t, 80)
+		sim := toyPolicy(t, 0)
+		user := &chatlm.User{Model: sim, Oracle: true, Gen: chatlm.GenConfig{MaxNewTokens: 10, Temperature: 1, TopP: 1}}
+		res, err := GRPO(ctx, m, addTask{}, user, nil, cfg, out, log)
+		updates = res.Updates
+		return m.LM.Params.Data, err
+	}
+	dir := t.TempDir()
+	a, err := run(filepath.Join(dir, "a"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if updates == 0 {
+		t.Fatal("no optimizer step: the check would compare untouched weights")
+	}
+	b, err := run(filepath.Join(dir, "b"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different weights")
+	}
+	out := filepath.Join(dir, "c")
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := run(out, ctx, func(r map[string]any) {
+		if r["step"] == 2 && r["rollout/reward_mean"] != nil {
+			cancel()
+		}
+	}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: got %v, want context.Canceled", err)
+	}
+	c, err := run(out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, c) {
+		t.Fatal("resumed run's weights differ from the uninterrupted run's")
+	}
+}
+
+// A minibatch of very different lengths is stepped in length runs, not
+// padded to its longest sequence, and the step is the whole minibatch's
+// up to float rounding: the same loss figures and the same weights.
+func TestGRPOStepLengthRunsMatchWholeMinibatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	var seqs []chatlm.Sequence
+	var adv []float64
+	for i, n := range []int{120, 117, 40, 38, 35, 12} {
+		s := chatlm.Sequence{IDs: make([]int, n), Mask: make([]float32, n)}
+		for j := range s.IDs {
+			s.IDs[j] = 3 + rng.IntN(200)
+			if j >= n/2 && j < n-1 {
+				s.Mask[j] = 1
+			}
+		}
+		seqs, adv = append(seqs, s), append(adv, float64(i%3)-1.2)
+	}
+	idx := []int{0, 1, 2, 3, 4, 5}
+	if runs := lengthRuns(seqs, idx, []int{3, 0, 5, 1, 4, 2}); len(runs) != 3 {
+		t.Fatalf("runs %v, want three (120/117, 40/38/35, 12)", runs)
+	}
+	if runs := lengthRuns(seqs, idx, []int{2, 3, 4}); len(runs) != 1 || !reflect.DeepEqual(runs[0], []int{2, 3, 4}) {
+		t.Fatalf("runs %v of similar lengths, want the minibatch whole in its order", runs)
+	}
+	// One step each from the same weights: the gradients (as clipped) and
+	// the loss figures agree.
+	step := func(whole bool) ([]float32, updateStats) {
+		cfg := smallGRPO()
+		cfg.MiniBatch, cfg.UpdatesPerBatch, cfg.wholeMinibatches = 6, 1, whole
+		r, err := newRLRun(toyPolicy(t, 80), addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		us, err := r.update(seqs, adv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if us.steps != 1 {
+			t.Fatalf("%d steps, want 1", us.steps)
+		}
+		return r.policy.LM.Grads.Data, us
+	}
+	g1, u1 := step(true)
+	g2, u2 := step(false)
+	for _, d := range [][2]float64{{u1.loss, u2.loss}, {u1.kl, u2.kl}, {u1.ratio, u2.ratio}, {u1.clipFrac, u2.clipFrac}, {u1.gradSum, u2.gradSum}} {
+		if math.Abs(d[0]-d[1]) > 1e-5*(1+math.Abs(d[0])) {
+			t.Fatalf("whole minibatch %+v, length runs %+v", u1, u2)
+		}
+	}
+	var maxDiff, maxGrad float64
+	for i := range g1 {
+		maxDiff = max(maxDiff, math.Abs(float64(g1[i]-g2[i])))
+		maxGrad = max(maxGrad, math.Abs(float64(g1[i])))
+	}
+	if maxGrad == 0 || maxDiff > 1e-5*maxGrad {
+		t.Fatalf("gradients differ by %.3g (largest %.3g)", maxDiff, maxGrad)
 	}
 }

@@ -47,17 +47,22 @@ the same machine at the same time.
 
 With --rl (the default) it also times one interactive GRPO iteration on
 model A, policy and learned user simulator both of config A with fixed
-random weights: 8 instances × G 8 conversations of 4 agent turns, every
-turn of a fixed length (16 tokens) whatever the weights write, then the
-old and reference log-probs and two passes of minibatch-16 updates. It
-reports each phase (rollout, log-prob, update) as the trained sequences'
-tokens per second and as a fraction of A's training tokens/s from the
-same run; the median of --rl-steps iterations after one warm-up.`,
+random weights: --rl-instances × --rl-group conversations (8 × 8, the
+quick preset's iteration) of 4 agent turns, every turn of a fixed length
+(16 tokens) whatever the weights write, then the log-probs the update
+needs (reference, and old ones the sampler did not record) and two
+passes of minibatch-16 updates. It reports each phase (rollout,
+log-prob, update) as the trained sequences' tokens per second and as a
+fraction of A's training tokens/s from the same run; the median of
+--rl-steps iterations after one warm-up.`,
 		Example: `  calibrl bench
   calibrl bench --json --steps 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bc.Validate(); err != nil {
+				return err
+			}
+			if err := rc.Validate(); rl && err != nil {
 				return err
 			}
 			if gemmSize < 0 {
@@ -121,6 +126,8 @@ same run; the median of --rl-steps iterations after one warm-up.`,
 	f.BoolVar(&shapes, "shapes", false, "also time GEMM at the first model's own shapes (table only)")
 	f.BoolVar(&rl, "rl", true, "also time an interactive GRPO iteration on model A")
 	f.IntVar(&rc.Steps, "rl-steps", rc.Steps, "timed GRPO iterations")
+	f.IntVar(&rc.Instances, "rl-instances", rc.Instances, "instances per GRPO iteration")
+	f.IntVar(&rc.Group, "rl-group", rc.Group, "conversations per instance (G)")
 	return cmd
 }
 

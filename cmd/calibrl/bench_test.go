@@ -10,7 +10,8 @@ func TestBenchSmoke(t *testing.T) {
 	cmd := newBenchCmd()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"--json", "--steps", "1", "--models", "A", "--batch", "2", "--seq-len", "16", "--prompt-len", "4", "--new-tokens", "4", "--gemm-size", "64"})
+	cmd.SetArgs([]string{"--json", "--steps", "1", "--models", "A", "--batch", "2", "--seq-len", "16", "--prompt-len", "4", "--new-tokens", "4", "--gemm-size", "64",
+		"--rl-steps", "1", "--rl-instances", "1", "--rl-group", "2"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +26,9 @@ func TestBenchSmoke(t *testing.T) {
 		if !(r.TrainTokensPerS > 0 && r.ForwardMS > 0 && r.SampleTokensPerS > 0) {
 			t.Errorf("got %+v, want positive figures", r)
 		}
+	}
+	if r := rep.RL; r == nil || r.Name != "A" || r.Conversations != 2 || !(r.IterFraction > 0) || r.TrainTokensPerS != rep.Configs[0].TrainTokensPerS {
+		t.Errorf("rl_iteration %+v: want A's GRPO iteration of 2 conversations, its fraction of A's training tokens/s", r)
 	}
 	bad := newBenchCmd()
 	bad.SetOut(&bytes.Buffer{})
