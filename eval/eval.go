@@ -40,6 +40,10 @@ type Summary struct {
 	// have them, so scripts need not dig.
 	BLEU *float64 `json:"bleu,omitempty"`
 	ChrF *float64 `json:"chrf,omitempty"`
+	// NoDelivery is the fraction of episodes in which the agent delivered
+	// nothing (task metric "delivered" 0: docedit's draft left as it
+	// was), for tasks that record it.
+	NoDelivery *float64 `json:"no_delivery,omitempty"`
 	// Usage holds request and token accounting of remote models
 	// ("remote/agent/requests", "remote/user/completion_tokens", ...).
 	Usage map[string]float64 `json:"usage,omitempty"`
@@ -91,12 +95,21 @@ func Summarize(eps []dialog.Episode, seed uint64) Summary {
 			mean, lo, hi := metric.MeanCI(metricValues[k])
 			s.Metrics[k], s.Metrics[k+"_ci95_lo"], s.Metrics[k+"_ci95_hi"] = mean, lo, hi
 		}
-		if v, ok := s.Metrics["bleu"]; ok {
-			s.BLEU = &v
-		}
-		if v, ok := s.Metrics["chrf"]; ok {
-			s.ChrF = &v
-		}
+		s.shortcuts()
 	}
 	return s
+}
+
+// shortcuts fills the fields that repeat task metrics.
+func (s *Summary) shortcuts() {
+	if v, ok := s.Metrics["bleu"]; ok {
+		s.BLEU = &v
+	}
+	if v, ok := s.Metrics["chrf"]; ok {
+		s.ChrF = &v
+	}
+	if v, ok := s.Metrics["delivered"]; ok {
+		nd := 1 - v
+		s.NoDelivery = &nd
+	}
 }

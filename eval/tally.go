@@ -111,12 +111,7 @@ func (t *Tally) Summary() Summary {
 			mean, lo, hi := t.metrics[k].ci()
 			s.Metrics[k], s.Metrics[k+"_ci95_lo"], s.Metrics[k+"_ci95_hi"] = mean, lo, hi
 		}
-		if v, ok := s.Metrics["bleu"]; ok {
-			s.BLEU = &v
-		}
-		if v, ok := s.Metrics["chrf"]; ok {
-			s.ChrF = &v
-		}
+		s.shortcuts()
 	}
 	return s
 }

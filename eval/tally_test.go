@@ -18,7 +18,7 @@ func TestTallyMatchesSummarize(t *testing.T) {
 			Reward: rng.Float64()*2 - 0.5, Success: rng.IntN(3) == 0, End: ends[rng.IntN(3)], Tokens: rng.IntN(400),
 			Messages: []dialog.Message{{Role: dialog.RoleUser, Tokens: 5}, {Role: dialog.RoleAssistant, Tokens: rng.IntN(50)}}}
 		if i%4 != 0 {
-			ep.Metrics = map[string]float64{"bleu": 100 * rng.Float64(), "chrf": 50 + 50*rng.Float64()}
+			ep.Metrics = map[string]float64{"bleu": 100 * rng.Float64(), "chrf": 50 + 50*rng.Float64(), "delivered": float64(rng.IntN(2))}
 		}
 		eps = append(eps, ep)
 	}
@@ -44,11 +44,38 @@ func TestTallyMatchesSummarize(t *testing.T) {
 	if *got.BLEU != *want.BLEU || *got.ChrF != *want.ChrF {
 		t.Errorf("bleu/chrf: %v %v, want %v %v", *got.BLEU, *got.ChrF, *want.BLEU, *want.ChrF)
 	}
+	if *got.NoDelivery != *want.NoDelivery {
+		t.Errorf("no delivery: %v, want %v", *got.NoDelivery, *want.NoDelivery)
+	}
 	got.BLEU, got.ChrF, want.BLEU, want.ChrF = nil, nil, nil, nil
+	got.NoDelivery, want.NoDelivery = nil, nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("tally %+v\nSummarize %+v", got, want)
 	}
 	if s := NewTally(1).Summary(); s.Episodes != 0 || s.Seed != 1 {
 		t.Errorf("empty tally: %+v", s)
+	}
+}
+
+// NoDelivery is the share of episodes whose task metric "delivered" is 0,
+// and absent for tasks that do not record it.
+func TestNoDelivery(t *testing.T) {
+	var eps []dialog.Episode
+	for _, d := range []float64{1, 0, 0, 1, 1, 1, 0, 1} {
+		eps = append(eps, dialog.Episode{Metrics: map[string]float64{"bleu": 50 * d, "delivered": d}})
+	}
+	s := Summarize(eps, 1)
+	if s.NoDelivery == nil || *s.NoDelivery != 3.0/8 {
+		t.Errorf("no delivery %v, want 3/8", s.NoDelivery)
+	}
+	tally := NewTally(1)
+	for i := range eps {
+		tally.Add(&eps[i])
+	}
+	if got := tally.Summary().NoDelivery; got == nil || *got != 3.0/8 {
+		t.Errorf("tally: no delivery %v, want 3/8", got)
+	}
+	if s := Summarize([]dialog.Episode{{Success: true}}, 1); s.NoDelivery != nil {
+		t.Errorf("a task without the metric: no delivery %v", *s.NoDelivery)
 	}
 }

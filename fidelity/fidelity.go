@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/rollout"
 )
 
@@ -95,23 +96,38 @@ type Verdicts struct {
 }
 
 // verdicts reads the judgements in eps. An agent turn delivers an outcome
-// when the task scores it, on its own, to one (that is not the draft).
+// when the task scores it, on its own, to one (that is not the draft). For
+// a task with an environment (dialog.Environment: docedit's edit commands
+// change the document the earlier turns made) the outcome is judged in
+// its conversation, and the user's reply is the next user turn after the
+// environment's note.
 func verdicts(t rollout.Task, eps []dialog.Episode) Verdicts {
 	var v Verdicts
 	var acceptWrong, acceptRight int
+	env := dialog.EnvironmentOf(t) != nil
 	for i := range eps {
 		ep := &eps[i]
 		msgs := ep.Messages
 		for j := 0; j+1 < len(msgs); j++ {
-			if msgs[j].Role != dialog.RoleAssistant || msgs[j+1].Role != dialog.RoleUser {
+			if msgs[j].Role != dialog.RoleAssistant {
+				continue
+			}
+			k := j + 1
+			for k < len(msgs) && msgs[k].Role == dialog.RoleSystem {
+				k++
+			}
+			if k == len(msgs) || msgs[k].Role != dialog.RoleUser {
 				continue
 			}
 			delivered, right := dialog.Verdict(t, &ep.Oracle, msgs[j])
 			if !delivered {
 				continue
 			}
-			ended := j+2 == len(msgs) && ep.End.ByUser()
-			accepted := Classify(&ep.Oracle, msgs[j+1].Content, ended) == Accept
+			if env {
+				right = t.Score(&ep.Oracle, msgs[:j+1]).Success
+			}
+			ended := k+1 == len(msgs) && ep.End.ByUser()
+			accepted := Classify(&ep.Oracle, msgs[k].Content, ended) == Accept
 			if right {
 				v.Right++
 				if accepted {
@@ -139,6 +155,11 @@ type AgentGap struct {
 	Sim   float64 `json:"sim"`
 	Human float64 `json:"human"`
 	Gap   float64 `json:"gap"` // Sim − Human
+	// SimNoDelivery and HumanNoDelivery are the fractions of episodes in
+	// which the agent delivered nothing against each user
+	// (eval.Summary.NoDelivery), for tasks that record it.
+	SimNoDelivery   *float64 `json:"sim_no_delivery,omitempty"`
+	HumanNoDelivery *float64 `json:"human_no_delivery,omitempty"`
 }
 
 // Report is one simulator's fidelity. Its JSON is what `calibrl fidelity
@@ -206,7 +227,8 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		if err != nil {
 			return rep, err
 		}
-		g := AgentGap{Sim: successRate(s), Human: successRate(h)}
+		g := AgentGap{Sim: successRate(s), Human: successRate(h),
+			SimNoDelivery: eval.Summarize(s, cfg.Seed).NoDelivery, HumanNoDelivery: eval.Summarize(h, cfg.Seed).NoDelivery}
 		g.Gap = g.Sim - g.Human
 		rep.Agents[profile] = g
 		gapSum += math.Abs(g.Gap)

@@ -41,10 +41,10 @@ func WriteTable(w io.Writer, reps []Report) error {
 	}
 	sort.Strings(agents)
 	for _, a := range agents {
-		fmt.Fprintf(tw, "scripted:%s\t%.3f", a, reps[0].Agents[a].Human)
+		fmt.Fprintf(tw, "scripted:%s\t%.3f%s", a, reps[0].Agents[a].Human, noDelivery(reps[0].Agents[a].HumanNoDelivery))
 		for _, r := range reps {
 			g := r.Agents[a]
-			fmt.Fprintf(tw, "\t%.3f (%+.3f)", g.Sim, g.Gap)
+			fmt.Fprintf(tw, "\t%.3f (%+.3f)%s", g.Sim, g.Gap, noDelivery(g.SimNoDelivery))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -61,6 +61,15 @@ func WriteTable(w io.Writer, reps []Report) error {
 		fmt.Fprintf(tw, "%s	%.3f of %d	%.3f of %d\n", r.Sim, v.AcceptWrong, v.Wrong, v.AcceptRight, v.Right)
 	}
 	return tw.Flush()
+}
+
+// noDelivery writes a no-delivery rate after a success rate, when the
+// task records one.
+func noDelivery(rate *float64) string {
+	if rate == nil {
+		return ""
+	}
+	return fmt.Sprintf(", no delivery %.3f", *rate)
 }
 
 func simNames(reps []Report) string {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/docedit"
 )
 
 // answerTask scores a message "The answer is N." against the truth.
@@ -58,5 +59,32 @@ func TestVerdictsCountJudgementsOfDeliveredOutcomes(t *testing.T) {
 	}
 	if got := verdicts(answerTask{}, nil); got != (Verdicts{}) {
 		t.Fatalf("no episodes: %+v", got)
+	}
+}
+
+// With edit commands an outcome is the document the whole conversation
+// made: the second command turn alone would leave the first edit undone,
+// but in its conversation it delivers the target, and the user's reply
+// after the environment's note is the one judged.
+func TestVerdictsJudgeCommandsInTheirConversation(t *testing.T) {
+	tk, err := docedit.New(docedit.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func(role dialog.Role, text string) dialog.Message { return dialog.Message{Role: role, Content: text} }
+	o := dialog.Oracle{Task: "docedit", Draft: "Anna will call Ben on Monday. The room is on the second floor.",
+		Truth: "Anna will call Ben on Friday. The room is on the third floor.", Persona: dialog.Persona{Threshold: 90}}
+	eps := []dialog.Episode{{Oracle: o, End: dialog.Solved, Messages: []dialog.Message{
+		turn(dialog.RoleUser, "Can you help me fix this note?"),
+		turn(dialog.RoleAssistant, `In sentence 1, change "Monday" to "Friday".`),
+		turn(dialog.RoleSystem, "Current document:\nAnna will call Ben on Friday. The room is on the second floor."),
+		turn(dialog.RoleUser, "That didn't make it better."),
+		turn(dialog.RoleAssistant, `In sentence 2, change "second" to "third".`),
+		turn(dialog.RoleSystem, "Current document:\n"+o.Truth),
+		turn(dialog.RoleUser, "That's it, thank you!"),
+	}}}
+	v := verdicts(tk, eps)
+	if v.Wrong != 1 || v.Right != 1 || v.AcceptRight != 1 || v.AcceptWrong != 0 {
+		t.Fatalf("got %+v, want one wrong outcome rejected and one right one accepted", v)
 	}
 }

@@ -47,6 +47,9 @@ type Figures struct {
 	CI95    [2]float64 `json:"ci95"`
 	Turns   float64    `json:"turns"`
 	Tokens  float64    `json:"tokens"`
+	// NoDelivery is the fraction of held-out episodes in which the agent
+	// delivered nothing (eval.Summary.NoDelivery), for tasks that record it.
+	NoDelivery *float64 `json:"no_delivery,omitempty"`
 	// TrainReward is the last reward-hacking monitor's mean reward against
 	// the arm's training user (nil for the base, which has none).
 	TrainReward *float64 `json:"train_reward"`
@@ -207,7 +210,7 @@ func paired(evals map[string][]evaluation) error {
 // figures are one evaluation's numbers; res is the arm's RL result, if
 // any.
 func figures(s eval.Summary, res *train.GRPOResult) Figures {
-	f := Figures{Turns: s.Turns, Tokens: s.Tokens, RealReward: s.Reward}
+	f := Figures{Turns: s.Turns, Tokens: s.Tokens, RealReward: s.Reward, NoDelivery: s.NoDelivery}
 	if s.BLEU != nil {
 		v := *s.BLEU
 		f.BLEU = &v
@@ -254,6 +257,12 @@ func (r *run) row(arm string, evals []evaluation) Row {
 		row.Turns += f.Turns / n
 		row.Tokens += f.Tokens / n
 		row.RealReward += f.RealReward / n
+		if f.NoDelivery != nil {
+			if row.NoDelivery == nil {
+				row.NoDelivery = new(float64)
+			}
+			*row.NoDelivery += *f.NoDelivery / n
+		}
 		if f.TrainReward != nil {
 			trains, gaps = append(trains, *f.TrainReward), append(gaps, *f.Gap)
 		}

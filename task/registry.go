@@ -18,9 +18,11 @@ func registry() map[string]constructor {
 		"docedit": func(level string, _ options) (Task, error) {
 			cfg := docedit.DefaultConfig()
 			if level != "" {
-				// Short documents, one or two edits.
+				// Short documents (12–24 words, every copy of which the
+				// conversation carries: the draft, each current document
+				// the environment shows), one or two edits.
 				cfg.MinSentences, cfg.MaxSentences = 2, 3
-				cfg.MinWords, cfg.MaxWords = 18, 36
+				cfg.MinWords, cfg.MaxWords = 12, 24
 				cfg.MinEdits, cfg.MaxEdits = 1, 2
 			}
 			if h, ok := horizonLevel(level); ok {

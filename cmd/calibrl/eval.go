@@ -129,6 +129,9 @@ func printSummary(w io.Writer, s eval.Summary) error {
 			fmt.Fprintf(tw, "%s\t%.2f  [%.2f, %.2f]\n", k, v, s.Metrics[k+"_ci95_lo"], s.Metrics[k+"_ci95_hi"])
 		}
 	}
+	if s.NoDelivery != nil {
+		fmt.Fprintf(tw, "no delivery\t%.3f\n", *s.NoDelivery)
+	}
 	fmt.Fprintf(tw, "turns\t%.2f\n", s.Turns)
 	fmt.Fprintf(tw, "tokens\t%.1f (agent %.1f)\n", s.Tokens, s.AgentTokens)
 	reasons := make([]string, 0, len(s.Ends))

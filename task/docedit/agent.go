@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -13,18 +14,24 @@ import (
 )
 
 // The scripted reference agents. They see only the view (the draft) and
-// the conversation, and read the user's concrete instructions with
-// parseOps. Profiles:
+// the conversation, read the user's concrete instructions with parseOps,
+// and deliver their work as edit commands (commands.go), which the
+// environment applies; after each of their turns with commands they take
+// the environment's current document as theirs. Profiles:
 //
 //   - careful: asks what to change, for the exact words; collects every
 //     instruction (asking how a new sentence goes on when given its first
-//     half) until the user has nothing more, then shows the revision;
-//     after that it shows a new revision whenever it learns something.
+//     half) until the user has nothing more, then writes a command for
+//     each, exactly as it was told; after that it writes new commands
+//     whenever it learns something.
 //   - sloppy: careful, but each instruction it carries out is, with
-//     chance SlipRate, forgotten or done with a misspelt word.
+//     chance SlipRate, forgotten, done with a misspelt new word, or
+//     misquoted (the phrase or sentence to change is misspelt, so the
+//     command does nothing).
 //   - target-seeker: asks the user to paste the final text, every turn,
-//     and shows whatever text the user pastes as its revision.
-//   - guesser: never asks; every turn it shows a revision with its own
+//     and shows whatever text the user pastes as its revised document;
+//     it never changes the document otherwise.
+//   - guesser: never asks; every turn it writes commands for its own
 //     guesses (first anywhere, then at what the user's vague hints point
 //     to: a synonym, a verb's tense, a number, a name, the tone, dropping
 //     a sentence) plus any instruction the user volunteered.
@@ -32,11 +39,12 @@ var profiles = []string{"careful", "sloppy", "target-seeker", "guesser"}
 
 // Agent messages, fixed so that a small language model can imitate them.
 const (
-	msgAskFirst = "What should I change? Please tell me the exact words."
-	msgAskMore  = "Got it. What else should I change? Please tell me the exact words."
-	msgAskExact = "What exactly should it say there? Please quote the exact words."
-	msgAskRest  = "How does the new sentence continue? Please give me the exact words."
-	msgAskPaste = "Could you paste the full text you want, so I can copy it exactly?"
+	msgAskFirst = "What should I change? Exact words, please."
+	msgAskMore  = "Got it. What else? Exact words, please."
+	msgAskExact = "What exactly should it say?"
+	msgAskRest  = "How does the new sentence go on?"
+	msgAskPaste = "Please paste the full text you want."
+	msgAskNext  = "Anything else? Exact words, please."
 )
 
 // Scripted is a scripted docedit agent.
@@ -61,17 +69,36 @@ func NewScripted(profile string, slipRate float64) (*Scripted, error) {
 
 // NewSession starts one episode's agent.
 func (s *Scripted) NewSession(v *dialog.View, rng *rand.Rand) dialog.AgentSession {
-	return &agentSession{profile: s.profile, slipRate: s.slipRate, rng: rng, ed: newEditor(v.Draft)}
+	return &agentSession{profile: s.profile, slipRate: s.slipRate, rng: rng, draft: v.Draft, ed: newEditor(v.Draft)}
 }
 
 type agentSession struct {
 	profile  string
 	slipRate float64
 	rng      *rand.Rand
+	draft    string
 	ed       *editor
+	cmds     []string // commands for the instructions carried out since the last show
 	turns    int
 	revised  bool
-	restAsks int // asks in a row for the rest of a new sentence
+	shown    bool // the last turn delivered work
+	restAsks int  // asks in a row for the rest of a new sentence
+}
+
+// show is a turn delivering the commands collected, or, with none, the
+// whole working document.
+func (a *agentSession) show(intro, outro string) string {
+	a.shown = true
+	if len(a.cmds) == 0 {
+		return revision(intro, a.ed.show(), outro)
+	}
+	a.ed.show()
+	msg := intro + "\n" + strings.Join(a.cmds, "\n")
+	a.cmds = nil
+	if outro != "" {
+		msg += "\n\n" + outro
+	}
+	return msg
 }
 
 func revision(intro, doc, outro string) string {
@@ -92,6 +119,11 @@ func (a *agentSession) Act(_ context.Context, history []dialog.Message) (string,
 			break
 		}
 	}
+	if a.shown {
+		// Work on the document the environment made of the last turn.
+		a.ed = newEditor(FinalDocument(a.draft, history))
+		a.shown = false
+	}
 	ops := parseOps(user)
 	switch a.profile {
 	case "target-seeker":
@@ -102,17 +134,150 @@ func (a *agentSession) Act(_ context.Context, history []dialog.Message) (string,
 			}
 		}
 		if a.revised {
+			a.shown = true
 			return revision("Here is your text.", a.ed.show(), ""), nil
 		}
 		return msgAskPaste, nil
 	case "guesser":
 		for _, o := range ops {
-			a.ed.apply(o)
+			a.carryOut(o, slipNone)
 		}
+		before := slices.Clone(a.ed.doc)
 		a.guess(user, len(ops) > 0)
-		return revision("I improved the wording.", a.ed.show(), ""), nil
+		a.cmds = append(a.cmds, a.diffCommands(before)...)
+		if len(a.cmds) == 0 {
+			return "I improved the wording.", nil // it believes so
+		}
+		return a.show("I improved the wording.", ""), nil
 	}
 	return a.careful(user, ops), nil
+}
+
+// A slip is how the sloppy agent gets an instruction wrong.
+type slip int
+
+const (
+	slipNone     slip = iota
+	slipForget        // not carried out, though it thinks it was
+	slipMisspell      // the new words misspelt
+	slipMisquote      // the phrase or sentence to change misquoted in the command
+)
+
+// carryOut applies an instruction to the working document, with a slip,
+// and notes its command; it reports whether the instruction counts as
+// done (a forgotten one does, to the agent).
+func (a *agentSession) carryOut(o op, s slip) bool {
+	if s == slipForget {
+		if o.kind == opInsertRest {
+			a.ed.pending = nil
+		}
+		return true
+	}
+	if s == slipMisspell {
+		switch o.kind { // the place is read right; the new words are not
+		case opReplace:
+			o.b = misspell(a.rng, o.b)
+		case opInsertRest:
+			o.a = misspell(a.rng, o.a)
+		}
+	}
+	c, ok := a.commandFor(o)
+	if !a.ed.apply(o) {
+		return false
+	}
+	if ok {
+		if s == slipMisquote && (c.Kind == CmdReplace || c.Kind == CmdDeleteQuoted) {
+			c.From = misspell(a.rng, c.From)
+		}
+		a.cmds = append(a.cmds, c.String())
+	}
+	return true
+}
+
+// shownNumber is the 1-based number of sentence id in the document last
+// shown, or 0.
+func (a *agentSession) shownNumber(id int) int {
+	return slices.Index(a.ed.shown, id) + 1
+}
+
+// commandFor is the command that carries out instruction o on the working
+// document as it is now; ok is false for an instruction without one (the
+// first half of a new sentence, a paste).
+func (a *agentSession) commandFor(o op) (Command, bool) {
+	switch o.kind {
+	case opReplace:
+		for _, s := range a.ed.doc {
+			if findPhrase(s.text, o.a) >= 0 {
+				return Command{Kind: CmdReplace, N: a.shownNumber(s.id), From: o.a, To: o.b}, true
+			}
+		}
+		return Command{Kind: CmdReplace, From: o.a, To: o.b}, true
+	case opDeleteSentence:
+		return Command{Kind: CmdDeleteQuoted, From: Normalize(o.a)}, true
+	case opSwap:
+		n, _ := strconv.Atoi(o.a)
+		m, _ := strconv.Atoi(o.b)
+		return Command{Kind: CmdSwap, N: n, M: m}, true
+	case opInsertRest:
+		p := a.ed.pending
+		if p == nil {
+			return Command{}, false
+		}
+		n := 0
+		if p.after >= 0 {
+			n = a.shownNumber(p.after)
+		}
+		return Command{Kind: CmdInsert, N: n, To: Normalize(p.first + " " + o.a)}, true
+	}
+	return Command{}, false
+}
+
+// diffCommands writes commands for the changes made to the working
+// document since before (the guesser's own, which change words in a
+// sentence or drop it).
+func (a *agentSession) diffCommands(before []sent) []string {
+	var cmds []string
+	for _, b := range before {
+		i := a.ed.pos(b.id)
+		if i < 0 {
+			cmds = append(cmds, Command{Kind: CmdDeleteQuoted, From: b.text}.String())
+			continue
+		}
+		if now := a.ed.doc[i].text; now != b.text {
+			from, to := phraseChange(b.text, now)
+			cmds = append(cmds, Command{Kind: CmdReplace, N: a.shownNumber(b.id), From: from, To: to}.String())
+		}
+	}
+	return cmds
+}
+
+// phraseChange is the smallest change of words that turns sentence old
+// into new, with its phrase found once in old; failing that, the whole
+// sentence.
+func phraseChange(old, new string) (from, to string) {
+	a, b := strings.Fields(old), strings.Fields(new)
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	q := 0
+	for q < len(a)-p && q < len(b)-p && a[len(a)-1-q] == b[len(b)-1-q] {
+		q++
+	}
+	for l, r := p, q; ; {
+		from, to = strings.Join(a[l:len(a)-r], " "), strings.Join(b[l:len(b)-r], " ")
+		if from != "" && !strings.Contains(from+to, `"`) && countPhrase(old, from) == 1 {
+			return from, to
+		}
+		switch {
+		case l > 0 && (l >= r || r == 0):
+			l--
+		case r > 0:
+			r--
+		default:
+			return old, new
+		}
+	}
 }
 
 // careful is the careful and sloppy profiles' turn.
@@ -122,22 +287,11 @@ func (a *agentSession) careful(user string, ops []op) string {
 		if o.kind == opInsertRest {
 			rest = true
 		}
+		s := slipNone
 		if a.profile == "sloppy" && o.kind != opInsertStart && a.rng.Float64() < a.slipRate {
-			if a.rng.IntN(2) == 0 {
-				applied++ // forgotten, but it thinks it did it
-				if o.kind == opInsertRest {
-					a.ed.pending = nil
-				}
-				continue
-			}
-			switch o.kind { // the place is read right; the new words are not
-			case opReplace:
-				o.b = misspell(a.rng, o.b)
-			case opInsertRest:
-				o.a = misspell(a.rng, o.a)
-			}
+			s = slipForget + slip(a.rng.IntN(3))
 		}
-		if a.ed.apply(o) {
+		if a.carryOut(o, s) {
 			applied++
 		}
 	}
@@ -153,7 +307,7 @@ func (a *agentSession) careful(user string, ops []op) string {
 	switch {
 	case thatsAllRe.MatchString(user) || (a.revised && applied > 0):
 		a.revised = true
-		return revision("Here is the new version.", a.ed.show(), "Is anything else wrong? Please tell me the exact words.")
+		return a.show("Changes:", msgAskNext)
 	case applied > 0:
 		return msgAskMore
 	case a.turns == 1:

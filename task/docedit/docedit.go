@@ -14,16 +14,24 @@
 // users, the human proxy ("human") and the prompted-style simulator
 // ("naive"), and its scripted reference agents.
 //
-// The agent's document. An agent shows a document by writing a line
-// "Revised document:" followed by the whole document (ExtractDocument).
-// The outcome of an episode is the agent's last such document, or the
-// draft when it wrote none (FinalDocument).
+// The agent's document. An agent changes the document by writing edit
+// commands that the environment applies ("In sentence 2, change "a" to
+// "b".", commands.go), or shows a whole document after a line "Revised
+// document:" (ExtractDocument). After a turn with commands the
+// environment shows the user and the agent the current document
+// (Environment). The outcome of an episode is the current document at its
+// end (FinalDocument): the draft, changed by every agent turn in turn.
 //
-// Reward and success. Reward is sacreBLEU's sentence BLEU of the outcome
-// against the target divided by 100; Metrics carries "bleu" and "chrf"
-// (0–100). Success means the user would settle for the outcome: BLEU at
-// or above the persona's Threshold (drawn in [80, 95]), or above
-// DefaultSuccessBLEU when an oracle carries no threshold.
+// Reward and success. An episode whose outcome is still the draft, the
+// agent never having changed it, delivered nothing: it fails with reward 0
+// (a user left with their own draft got no help; Metrics "delivered" is
+// 0). Otherwise the reward is sacreBLEU's sentence BLEU of the outcome
+// against the target divided by 100. Metrics carries "bleu" and "chrf"
+// (0–100, both 0 without a delivery), "delivered" (0 or 1) and
+// "draft_bleu", the untouched draft's BLEU. Success means the user would
+// settle for the outcome: BLEU at or above the persona's Threshold (drawn
+// in [80, 95]), or above DefaultSuccessBLEU when an oracle carries no
+// threshold.
 package docedit
 
 import (
@@ -139,8 +147,7 @@ func (t *Task) Name() string { return Name }
 
 // AgentInstructions is every agent's system prompt; the draft follows it
 // in the view.
-const AgentInstructions = "Help the user edit their document. You start from the draft below; only the user knows what the final text should say, so ask what to change. " +
-	"To show your work, write a line \"Revised document:\" and then the whole document. Your last revised document is the result; if you write none, the draft is."
+const AgentInstructions = "Ask the user what to change in the draft. Edit it with commands, such as: In sentence 2, change \"A\" to \"B\". Or write \"Revised document:\" and the whole text."
 
 // Instance returns instance index of split: a target (generated from a
 // generator seeded by (Config.Seed, split, index), or passage index of the
@@ -211,18 +218,27 @@ func drawPersona(rng *rand.Rand) dialog.Persona {
 	}
 }
 
-// Score reads the agent's last full document (FinalDocument) and scores
-// it against the target; see the package comment.
+// Score judges the current document at the end (FinalDocument) against
+// the target; see the package comment.
 func (t *Task) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
-	doc := FinalDocument(o.Draft, msgs)
+	draft := Normalize(o.Draft)
+	doc := FinalDocument(draft, msgs)
+	draftBLEU := metric.SentenceBLEU(draft, o.Truth)
+	if doc == draft {
+		return dialog.Score{Outcome: doc, Metrics: map[string]float64{"bleu": 0, "chrf": 0, "delivered": 0, "draft_bleu": draftBLEU}}
+	}
 	bleu := metric.SentenceBLEU(doc, o.Truth)
 	return dialog.Score{
 		Outcome: doc,
 		Reward:  bleu / 100,
 		Success: bleu >= threshold(o),
-		Metrics: map[string]float64{"bleu": bleu, "chrf": metric.SentenceChrF(doc, o.Truth)},
+		Metrics: map[string]float64{"bleu": bleu, "chrf": metric.SentenceChrF(doc, o.Truth), "delivered": 1, "draft_bleu": draftBLEU},
 	}
 }
+
+// Environment applies the agents' edit commands and shows the current
+// document (dialog.EnvironmentOf).
+func (t *Task) Environment() dialog.Environment { return Environment{} }
 
 func threshold(o *dialog.Oracle) float64 {
 	if o.Persona.Threshold > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -99,9 +100,24 @@ func TestScore(t *testing.T) {
 	if s.Reward != 1 || !s.Success || s.Metrics["bleu"] != 100 || s.Metrics["chrf"] != 100 || s.Outcome != o.Truth {
 		t.Errorf("the target scored %+v, want reward 1 and success", s)
 	}
-	s = tk.Score(o, []dialog.Message{user, {Role: dialog.RoleAssistant, Content: "What should I change?"}})
-	if s.Outcome != o.Draft || s.Success || s.Reward < 0.4 || s.Reward > 0.7 {
-		t.Errorf("no document scored %+v, want the draft's BLEU in the band", s)
+	// No delivered document, no reward: the draft left as it was, whether
+	// nothing was written, the draft handed back whole, or every command
+	// missed.
+	for _, turn := range []string{"What should I change?", "Revised document:\n" + o.Draft, `Change "no such phrase" to "x".`} {
+		s = tk.Score(o, []dialog.Message{user, {Role: dialog.RoleAssistant, Content: turn}})
+		if s.Outcome != o.Draft || s.Success || s.Reward != 0 || s.Metrics["bleu"] != 0 || s.Metrics["delivered"] != 0 ||
+			s.Metrics["draft_bleu"] < 40 || s.Metrics["draft_bleu"] > 70 {
+			t.Errorf("%q scored %+v, want reward 0, no delivery and the draft's BLEU in the band", turn, s)
+		}
+	}
+	// Commands are scored by the document they make.
+	var fix []string
+	for _, e := range o.Edits {
+		fix = append(fix, e.Detail)
+	}
+	s = tk.Score(o, []dialog.Message{user, {Role: dialog.RoleAssistant, Content: "Revised document:\n" + o.Draft + "\n\n" + strings.Join(fix, "\n")}})
+	if s.Metrics["delivered"] != 1 || s.Reward <= s.Metrics["draft_bleu"]/100 {
+		t.Errorf("the plan as commands after the draft (%q) scored %+v, want a delivery above the draft", fix, s)
 	}
 	s = tk.Score(o, []dialog.Message{user, {Role: dialog.RoleAssistant, Content: "Revised document:\nNothing like it."}})
 	if s.Reward > 0.1 || s.Success {

@@ -1,10 +1,6 @@
 package docedit
 
-import (
-	"strings"
-
-	"github.com/calibrl/calibrl/dialog"
-)
+import "strings"
 
 // DocMarker introduces a full document in an agent's message.
 const DocMarker = "Revised document:"
@@ -23,7 +19,28 @@ const DocMarker = "Revised document:"
 //
 // ok is false when the message shows no document.
 func ExtractDocument(msg string) (doc string, ok bool) {
-	lines := strings.Split(strings.ReplaceAll(msg, "\r\n", "\n"), "\n")
+	blocks := documentBlocks(splitLines(msg))
+	if len(blocks) == 0 {
+		return "", false
+	}
+	return blocks[len(blocks)-1].doc, true
+}
+
+func splitLines(msg string) []string {
+	return strings.Split(strings.ReplaceAll(msg, "\r\n", "\n"), "\n")
+}
+
+// docBlock is one document a message shows: lines[start:end] hold the
+// marker and the document's lines.
+type docBlock struct {
+	start, end int
+	doc        string
+}
+
+// documentBlocks finds the documents in a message's lines, in order, by
+// ExtractDocument's rule; a marker with nothing after it is no block.
+func documentBlocks(lines []string) []docBlock {
+	var blocks []docBlock
 	for i := 0; i < len(lines); i++ {
 		rest, found := cutMarker(lines[i])
 		if !found {
@@ -50,11 +67,11 @@ func ExtractDocument(msg string) (doc string, ok bool) {
 			started = true
 		}
 		if d := Normalize(strings.Join(parts, " ")); d != "" {
-			doc, ok = d, true
+			blocks = append(blocks, docBlock{start: i, end: j, doc: d})
 		}
 		i = j - 1
 	}
-	return doc, ok
+	return blocks
 }
 
 func cutMarker(line string) (string, bool) {
@@ -63,18 +80,4 @@ func cutMarker(line string) (string, bool) {
 		return "", false
 	}
 	return l[len(DocMarker):], true
-}
-
-// FinalDocument is an episode's outcome: the last document an assistant
-// message shows (ExtractDocument), or the draft when there is none.
-func FinalDocument(draft string, msgs []dialog.Message) string {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != dialog.RoleAssistant {
-			continue
-		}
-		if d, ok := ExtractDocument(msgs[i].Content); ok {
-			return d
-		}
-	}
-	return Normalize(draft)
 }

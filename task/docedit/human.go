@@ -16,17 +16,18 @@ import (
 //
 //   - it opens with the coarse request only;
 //   - asked what to change, it talks about the next edit of its plan that
-//     is still to do in the document it is looking at (the agent's last
-//     document, or the draft): vaguely ("The second sentence is off.")
-//     unless asked for the exact words, concretely when asked for them
+//     is still to do in the document it is looking at (the current
+//     document: the draft as the agent's turns changed it): vaguely
+//     ("The second sentence is off.") unless asked for the exact words, concretely when asked for them
 //     (with chance Clarity at the first ask; always at the second), in
 //     the templates of phrasing.go;
 //   - a missing sentence is dictated in two halves, the second when the
 //     agent asks how it goes on, so no message ever holds a target
 //     sentence the draft lacks; it never pastes the target: asked for the
 //     final text, it says it has none written out;
-//   - each revision is scored with sentence BLEU; at or above the
-//     persona's Threshold it accepts and ends (dialog.Solved); a revision
+//   - each revision (a full document, or commands, read as the
+//     document the environment made of them) is scored with sentence
+//     BLEU; at or above the persona's Threshold it accepts and ends (dialog.Solved); a revision
 //     that undoes an earlier fix is rejected with that fix restated; a
 //     revision that does not raise BLEU costs patience; otherwise it goes
 //     on to the next edit (stated concretely when the agent asks for
@@ -102,7 +103,7 @@ func complete(e dialog.Edit) int {
 
 // Reply answers the agent's last message.
 func (h *humanSession) Reply(_ context.Context, history []dialog.Message) (string, bool, error) {
-	r := readAgent(lastAgent(history))
+	r := readTurn(h.o.Draft, history)
 	var parts []string
 	cost := 0
 	switch {

@@ -99,7 +99,7 @@ func (s *naiveSession) Reply(_ context.Context, history []dialog.Message) (strin
 		s.end = dialog.UserEnded
 		return "Thanks, I think I can finish it from here.", true, nil
 	}
-	r := readAgent(lastAgent(history))
+	r := readTurn(s.o.Draft, history)
 	if r.hasDoc {
 		s.revisions++
 		s.cur = SplitSentences(r.doc)

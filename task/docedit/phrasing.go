@@ -23,9 +23,10 @@ import (
 //	Swap sentences N and M.
 //
 // Sentence numbers count from 1 in the document the user is looking at
-// (the agent's last document, or the draft). A missing sentence is given
-// in two halves, in two messages, so that the human proxy never states a
-// target sentence the draft lacks in one message.
+// (the current document: the draft as the agent's turns changed it;
+// agents' edit commands number sentences the same way). A missing
+// sentence is given in two halves, in two messages, so that the human
+// proxy never states a target sentence the draft lacks in one message.
 
 var ordinals = []string{"first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"}
 

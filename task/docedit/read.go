@@ -27,6 +27,18 @@ var (
 	askChangeRe = regexp.MustCompile(`(?i)\b(change|fix|wrong|edit|else|off|differ|improve|want|need|should|missing|say)`)
 )
 
+// readTurn reads the agent's last turn in history as the environment
+// applied it: a turn with a full document or a command delivers the
+// current document after it (FinalDocument from draft), so a user judges
+// applied commands as it judges a revision.
+func readTurn(draft string, history []dialog.Message) reading {
+	r := readAgent(lastAgent(history))
+	if t, ok := lastTurn(draft, history); ok && t.Delivered {
+		r.doc, r.hasDoc = t.Doc, true
+	}
+	return r
+}
+
 // readAgent classifies an agent message.
 func readAgent(msg string) reading {
 	var r reading
