@@ -40,22 +40,31 @@ func SaveEpisodes(path string, eps []Episode) error {
 func ReadEpisodes(r io.Reader, name string) ([]Episode, error) {
 	var eps []Episode
 	err := ScanJSONL(r, name, func(line []byte) error {
-		var ep Episode
-		dec := json.NewDecoder(bytes.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&ep); err != nil {
+		ep, err := parseEpisode(line)
+		if err != nil {
 			return err
-		}
-		if dec.More() {
-			return errors.New("more than one JSON value on the line")
-		}
-		if len(ep.Messages) == 0 {
-			return errors.New("episode has no messages")
 		}
 		eps = append(eps, ep)
 		return nil
 	})
 	return eps, err
+}
+
+// parseEpisode reads one JSONL record of an episode.
+func parseEpisode(line []byte) (Episode, error) {
+	var ep Episode
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ep); err != nil {
+		return Episode{}, err
+	}
+	if dec.More() {
+		return Episode{}, errors.New("more than one JSON value on the line")
+	}
+	if len(ep.Messages) == 0 {
+		return Episode{}, errors.New("episode has no messages")
+	}
+	return ep, nil
 }
 
 // LoadEpisodes reads an episodes JSONL file.
@@ -75,27 +84,117 @@ func LoadEpisodes(path string) ([]Episode, error) {
 	return eps, nil
 }
 
+// EpisodeReader reads episodes from JSON Lines one at a time, so that a
+// file of any size is read in memory bounded by its longest line. Errors
+// are those of ReadEpisodes and LoadEpisodes, naming file and line.
+type EpisodeReader struct {
+	lines  *jsonlLines
+	closer io.Closer
+	n      int
+}
+
+// NewEpisodeReader reads the episodes of r; name is used in errors.
+func NewEpisodeReader(r io.Reader, name string) *EpisodeReader {
+	return &EpisodeReader{lines: newJSONLLines(r, name)}
+}
+
+// OpenEpisodes opens an episodes JSONL file for reading one episode at a
+// time. Close it when done.
+func OpenEpisodes(path string) (*EpisodeReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load episodes: %w", err)
+	}
+	r := NewEpisodeReader(f, path)
+	r.closer = f
+	return r, nil
+}
+
+// Next returns the next episode, or io.EOF after the last. Like
+// LoadEpisodes, input without any episode is an error ("name: no
+// episodes"), not an immediate io.EOF.
+func (r *EpisodeReader) Next() (Episode, error) {
+	line, err := r.lines.next()
+	if err == io.EOF {
+		if r.n == 0 {
+			return Episode{}, fmt.Errorf("%s: no episodes", r.lines.name)
+		}
+		return Episode{}, io.EOF
+	}
+	if err != nil {
+		return Episode{}, err
+	}
+	ep, err := parseEpisode(line)
+	if err != nil {
+		return Episode{}, r.lines.errorf(err)
+	}
+	r.n++
+	return ep, nil
+}
+
+// Episodes is the number of episodes read so far.
+func (r *EpisodeReader) Episodes() int { return r.n }
+
+// Close closes the file OpenEpisodes opened; for a NewEpisodeReader it
+// does nothing.
+func (r *EpisodeReader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}
+
 // ScanJSONL is the line reader every JSONL parser in calibrl shares: it
 // calls parse for each non-blank line and names file and line in errors.
 func ScanJSONL(r io.Reader, name string, parse func(line []byte) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimFunc(sc.Bytes(), unicode.IsSpace)
-		if len(line) == 0 {
-			continue
+	lines := newJSONLLines(r, name)
+	for {
+		line, err := lines.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 		if err := parse(line); err != nil {
-			return fmt.Errorf("%s:%d: %w", name, n, err)
+			return lines.errorf(err)
 		}
 	}
-	if err := sc.Err(); err != nil {
+}
+
+// jsonlLines yields the non-blank lines of JSON Lines input, trimmed.
+type jsonlLines struct {
+	sc   *bufio.Scanner
+	name string
+	n    int // lines read
+}
+
+func newJSONLLines(r io.Reader, name string) *jsonlLines {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
+	return &jsonlLines{sc: sc, name: name}
+}
+
+// next returns the next non-blank line, valid until the following call,
+// or io.EOF at the end; a read error names file and line.
+func (l *jsonlLines) next() ([]byte, error) {
+	for l.sc.Scan() {
+		l.n++
+		line := bytes.TrimFunc(l.sc.Bytes(), unicode.IsSpace)
+		if len(line) > 0 {
+			return line, nil
+		}
+	}
+	if err := l.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("%s:%d: line longer than %d bytes", name, n+1, maxLine)
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes", l.name, l.n+1, maxLine)
 		}
-		return fmt.Errorf("%s:%d: %w", name, n+1, err)
+		return nil, fmt.Errorf("%s:%d: %w", l.name, l.n+1, err)
 	}
-	return nil
+	return nil, io.EOF
+}
+
+// errorf names the file and the line last returned in err.
+func (l *jsonlLines) errorf(err error) error {
+	return fmt.Errorf("%s:%d: %w", l.name, l.n, err)
 }

@@ -25,6 +25,8 @@
 //     episode_seed): the RL dataset for training through the service.
 //
 // Files are written atomically: a failed export leaves no partial file.
+// Stream reads and converts one episode at a time, so a log of any size
+// exports in bounded memory.
 package export
 
 import (
@@ -156,18 +158,21 @@ type PromptRow struct {
 func PromptRows(eps []dialog.Episode) []PromptRow {
 	rows := make([]PromptRow, 0, len(eps))
 	for i := range eps {
-		ep := &eps[i]
-		first := ep.Messages[:1]
-		rows = append(rows, PromptRow{
-			DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, first)), Ability: ep.Task,
-			RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
-			ExtraInfo: ExtraInfo{Split: ep.Split, Index: int64(ep.Index), InteractionKwargs: InteractionKwargs{
-				Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
-				EpisodeSeed: strconv.FormatUint(ep.Seed, 10), MaxTurns: int64(ep.MaxTurns),
-			}},
-		})
+		rows = append(rows, promptRow(&eps[i]))
 	}
 	return rows
+}
+
+func promptRow(ep *dialog.Episode) PromptRow {
+	first := ep.Messages[:1]
+	return PromptRow{
+		DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, first)), Ability: ep.Task,
+		RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
+		ExtraInfo: ExtraInfo{Split: ep.Split, Index: int64(ep.Index), InteractionKwargs: InteractionKwargs{
+			Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
+			EpisodeSeed: strconv.FormatUint(ep.Seed, 10), MaxTurns: int64(ep.MaxTurns),
+		}},
+	}
 }
 
 func convert(msgs []dialog.Message) []Message {
@@ -182,11 +187,14 @@ func convert(msgs []dialog.Message) []Message {
 func SimRows(eps []dialog.Episode) []ChatRow {
 	rows := make([]ChatRow, 0, len(eps))
 	for i := range eps {
-		ep := &eps[i]
-		chat := remote.RolePlayChat(&ep.Oracle, ep.Messages, ep.End.ByUser(), ep.End == dialog.Solved)
-		rows = append(rows, ChatRow{Messages: convert(chat)})
+		rows = append(rows, simRow(&eps[i]))
 	}
 	return rows
+}
+
+func simRow(ep *dialog.Episode) ChatRow {
+	chat := remote.RolePlayChat(&ep.Oracle, ep.Messages, ep.End.ByUser(), ep.End == dialog.Solved)
+	return ChatRow{Messages: convert(chat)}
 }
 
 // PolicyRows are the agent's conversations, only the solved ones when
@@ -194,13 +202,17 @@ func SimRows(eps []dialog.Episode) []ChatRow {
 func PolicyRows(eps []dialog.Episode, successOnly bool) []ChatRow {
 	var rows []ChatRow
 	for i := range eps {
-		ep := &eps[i]
-		if (successOnly && !ep.Success) || ep.Turns == 0 {
-			continue
-		}
-		rows = append(rows, ChatRow{Messages: convert(remote.AgentChat(&ep.View, ep.Messages))})
+		rows = policyRows(&eps[i], successOnly, rows)
 	}
 	return rows
+}
+
+// policyRows appends ep's policy row, if it has one, to dst.
+func policyRows(ep *dialog.Episode, successOnly bool, dst []ChatRow) []ChatRow {
+	if (successOnly && !ep.Success) || ep.Turns == 0 {
+		return dst
+	}
+	return append(dst, ChatRow{Messages: convert(remote.AgentChat(&ep.View, ep.Messages))})
 }
 
 // RolloutRows are one row per agent turn, only of solved episodes when
@@ -208,30 +220,36 @@ func PolicyRows(eps []dialog.Episode, successOnly bool) []ChatRow {
 func RolloutRows(eps []dialog.Episode, successOnly bool) []RolloutRow {
 	var rows []RolloutRow
 	for i := range eps {
-		ep := &eps[i]
-		if successOnly && !ep.Success {
-			continue
-		}
-		turn := int64(0)
-		for j, m := range ep.Messages {
-			if m.Role != dialog.RoleAssistant {
-				continue
-			}
-			turn++
-			rows = append(rows, RolloutRow{
-				DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, ep.Messages[:j])), Response: m.Content,
-				Reward: ep.Reward, Success: ep.Success, EpisodeID: ep.ID, Turn: turn, Turns: int64(ep.Turns),
-				Split: ep.Split, Index: int64(ep.Index), Agent: ep.Agent, User: ep.User,
-				RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
-			})
-		}
+		rows = rolloutRows(&eps[i], successOnly, rows)
 	}
 	return rows
 }
 
-// Write exports eps to path as opt says and returns the number of rows.
-// Writing no rows is an error: an empty dataset is always a mistake
-// upstream (a wrong log, a filter that matched nothing).
+// rolloutRows appends ep's rows to dst.
+func rolloutRows(ep *dialog.Episode, successOnly bool, dst []RolloutRow) []RolloutRow {
+	if successOnly && !ep.Success {
+		return dst
+	}
+	turn := int64(0)
+	for j, m := range ep.Messages {
+		if m.Role != dialog.RoleAssistant {
+			continue
+		}
+		turn++
+		dst = append(dst, RolloutRow{
+			DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, ep.Messages[:j])), Response: m.Content,
+			Reward: ep.Reward, Success: ep.Success, EpisodeID: ep.ID, Turn: turn, Turns: int64(ep.Turns),
+			Split: ep.Split, Index: int64(ep.Index), Agent: ep.Agent, User: ep.User,
+			RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
+		})
+	}
+	return dst
+}
+
+// Write exports eps, all held in memory, to path as opt says and returns
+// the number of rows. Writing no rows is an error: an empty dataset is
+// always a mistake upstream (a wrong log, a filter that matched nothing).
+// Stream writes the same file from episodes read one at a time.
 func Write(path string, eps []dialog.Episode, opt Options) (int, error) {
 	if err := opt.Validate(); err != nil {
 		return 0, err

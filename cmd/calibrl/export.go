@@ -32,8 +32,11 @@ training run) into the datasets GPU trainers read:
                    calibrl serve (the RL dataset for training through the service)
 
 --format chat-jsonl writes {"messages": [...]} lines (OpenAI fine-tuning,
-TRL); --format parquet writes a Parquet file (verl, TRL, OpenRLHF). The
-file is written atomically.`,
+TRL); --format parquet writes a Parquet file (verl, TRL, OpenRLHF).
+Episodes are read and converted one at a time, so memory does not grow with
+the size of the log. The file appears only when complete: a failed or
+interrupted (SIGINT, SIGTERM: exit status 130) export leaves no file,
+partial or otherwise.`,
 		Example: `  calibrl export --logs logs.jsonl --kind sim --format chat-jsonl --out sim_sft.jsonl
   calibrl export --logs runs/x/episodes.jsonl --kind rollouts --format parquet --out rollouts.parquet`,
 		Args: cobra.NoArgs,
@@ -44,15 +47,16 @@ file is written atomically.`,
 			if err := checkWritable(out); err != nil {
 				return err
 			}
-			eps, err := dialog.LoadEpisodes(logs)
+			src, err := dialog.OpenEpisodes(logs)
 			if err != nil {
 				return err
 			}
-			n, err := export.Write(out, eps, opt)
+			defer src.Close()
+			st, err := export.Stream(cmd.Context(), out, src, opt)
 			if err != nil {
 				return err
 			}
-			slog.Info("exported", "episodes", len(eps), "rows", n, "kind", opt.Kind, "format", opt.Format, "out", out)
+			slog.Info("exported", "episodes", st.Episodes, "rows", st.Rows, "kind", opt.Kind, "format", opt.Format, "out", out)
 			return nil
 		},
 	}
