@@ -99,6 +99,12 @@ type GRPOConfig struct {
 	// their compute and keeps them from diluting the per-token mean
 	// (DAPO's dynamic-sampling filter, Yu et al. 2025).
 	KeepFlatGroups bool
+	// LossMean is how the clipped objective averages over a minibatch:
+	// "token" (every trained token weighs the same, so a conversation
+	// weighs by its length) or "sequence" (each conversation's tokens are
+	// averaged first, GRPO's original 1/|o_i| Σ_t, so every conversation
+	// weighs the same). Default "token".
+	LossMean string
 	// LR is AdamW's learning rate after Warmup optimizer steps of linear
 	// warm-up; it stays constant after. Defaults 1e-4 and 10: an order of
 	// magnitude below SFT's 1e-3, so a few noisy batches cannot undo the
@@ -137,6 +143,12 @@ type GRPOConfig struct {
 	wholeMinibatches bool
 }
 
+// The ways PolicyLoss averages a minibatch (GRPOConfig.LossMean).
+const (
+	LossMeanToken    = "token"
+	LossMeanSequence = "sequence"
+)
+
 // DefaultGRPOConfig returns the documented defaults.
 func DefaultGRPOConfig() GRPOConfig {
 	mon := chatlm.DefaultGenConfig()
@@ -144,7 +156,7 @@ func DefaultGRPOConfig() GRPOConfig {
 	return GRPOConfig{
 		Iterations: 100, CheckpointEvery: 10,
 		Split: "train", InstancesPerStep: 8, Group: 8, MaxTurns: 8, Gen: chatlm.DefaultGenConfig(),
-		ClipEps: 0.2, Beta: 0.001, AdvEps: 1e-4, UpdatesPerBatch: 2, MiniBatch: 16,
+		ClipEps: 0.2, Beta: 0.001, AdvEps: 1e-4, UpdatesPerBatch: 2, MiniBatch: 16, LossMean: LossMeanToken,
 		LR: 1e-4, Warmup: 10, ClipNorm: 1,
 		MonitorEvery: 10, MonitorInstances: 32, MonitorSplit: "test", MonitorStart: 5000, MonitorGen: mon,
 	}
@@ -177,6 +189,8 @@ func (c GRPOConfig) Validate() error {
 		return fmt.Errorf("grpo: beta %v, want ≥ 0", c.Beta)
 	case !(c.AdvEps > 0):
 		return fmt.Errorf("grpo: advantage eps %v, want > 0", c.AdvEps)
+	case c.LossMean != LossMeanToken && c.LossMean != LossMeanSequence:
+		return fmt.Errorf("grpo: loss mean %q, want %q or %q", c.LossMean, LossMeanToken, LossMeanSequence)
 	case c.UpdatesPerBatch <= 0 || c.MiniBatch <= 0:
 		return fmt.Errorf("grpo: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
 	case !(c.LR > 0) || c.Warmup < 0 || !(c.WeightDecay >= 0):
@@ -627,6 +641,15 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 	for _, k := range mb {
 		total += seqs[idx[k]].Trained()
 	}
+	// With LossMean "sequence" a token weighs (mean trained tokens per
+	// sequence) / (its sequence's trained tokens): every conversation gets
+	// the same total weight, and the minibatch the same total as with
+	// "token", so the step size stays comparable.
+	seqWeight := func(k int) float32 { return 1 }
+	if cfg.LossMean == LossMeanSequence {
+		meanTrained := float64(total) / float64(len(mb))
+		seqWeight = func(k int) float32 { return float32(meanTrained / float64(seqs[idx[k]].Trained())) }
+	}
 	var st PolicyLossStats
 	r.policy.LM.ZeroGrad()
 	for _, run := range runs {
@@ -639,9 +662,12 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		for j, k := range run {
 			copy(oldFlat[j*T:], old[k])
 			copy(refFlat[j*T:], ref[k])
-			a := float32(adv[idx[k]])
+			a, w := float32(adv[idx[k]]), seqWeight(k)
 			for t := 0; t < T; t++ {
 				advFlat[j*T+t] = a
+				if w != 1 {
+					mask[j*T+t] *= w
+				}
 			}
 		}
 		logp, err := r.policy.LM.Forward(tok, B, T, lens)
@@ -655,7 +681,7 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		if len(runs) == 1 {
 			st = rs
 		} else {
-			w := float64(rs.Tokens) / float64(total)
+			w := rs.Weight / float64(total)
 			for i := range dlogp {
 				dlogp[i] = float32(float64(dlogp[i]) * w)
 			}

@@ -50,10 +50,13 @@ type PolicyLossStats struct {
 	ClipFrac float64 // fraction of counted tokens whose ratio was clipped
 	Ratio    float64 // mean importance ratio
 	Tokens   int     // tokens counted (mask > 0)
+	Weight   float64 // their total weight (the sum of their mask values)
 }
 
-// PolicyLoss is GRPO's per-token objective, averaged over every token with
-// mask > 0 (so long and short conversations weigh by their tokens):
+// PolicyLoss is GRPO's per-token objective, a weighted mean over the
+// tokens with mask > 0, each weighing its mask value (1 for every token:
+// long and short conversations weigh by their tokens; GRPOConfig.LossMean
+// "sequence" gives each conversation the same total weight instead):
 //
 //	ratio = exp(logp − oldLogp)
 //	loss  = −min(ratio·A, clip(ratio, 1−clipEps, 1+clipEps)·A) + beta·k3(logp, refLogp)
@@ -66,20 +69,23 @@ type PolicyLossStats struct {
 func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float64) (PolicyLossStats, []float32) {
 	dlogp := make([]float32, len(logp))
 	var st PolicyLossStats
+	var n float64 // total weight
 	for i := range logp {
 		if mask[i] > 0 {
 			st.Tokens++
+			n += float64(mask[i])
 		}
 	}
 	if st.Tokens == 0 {
 		return st, dlogp
 	}
-	n := float64(st.Tokens)
-	clipped := 0
+	st.Weight = n
+	var clipped float64
 	for i := range logp {
 		if mask[i] <= 0 {
 			continue
 		}
+		w := float64(mask[i])
 		lp, a := float64(logp[i]), float64(adv[i])
 		ratio := math.Exp(lp - float64(oldLogp[i]))
 		clippedRatio := min(max(ratio, 1-clipEps), 1+clipEps)
@@ -92,23 +98,23 @@ func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float
 		if unclippedObj <= clippedObj {
 			grad = -a * ratio
 		} else {
-			clipped++
+			clipped += w
 		}
 		loss := -obj
 		if beta != 0 {
 			ref := float64(refLogp[i])
 			loss += beta * KLk3(lp, ref)
-			st.KL += KLk3(lp, ref)
+			st.KL += w * KLk3(lp, ref)
 			grad += beta * (1 - math.Exp(ref-lp))
 		}
-		st.Loss += loss
-		st.Ratio += ratio
-		dlogp[i] = float32(grad / n)
+		st.Loss += w * loss
+		st.Ratio += w * ratio
+		dlogp[i] = float32(grad * w / n)
 	}
 	st.Loss /= n
 	st.KL /= n
 	st.Ratio /= n
-	st.ClipFrac = float64(clipped) / n
+	st.ClipFrac = clipped / n
 	return st, dlogp
 }
 

@@ -111,3 +111,28 @@ func TestPolicyLossGradientFiniteDifference(t *testing.T) {
 		}
 	}
 }
+
+// With mask weights that give each sequence the same total weight, a
+// one-token and a three-token sequence of opposite advantages push with
+// the same total force; with plain 0/1 masks the longer one pushes three
+// times as hard.
+func TestPolicyLossSequenceWeights(t *testing.T) {
+	logp := []float32{-1, -1, -1, -1}
+	adv := []float32{1, -1, -1, -1}
+	sum := func(d []float32, lo, hi int) float64 {
+		s := 0.0
+		for _, v := range d[lo:hi] {
+			s += float64(v)
+		}
+		return s
+	}
+	_, tok := PolicyLoss(logp, logp, logp, adv, []float32{1, 1, 1, 1}, 0.2, 0)
+	if a, b := sum(tok, 0, 1), sum(tok, 1, 4); math.Abs(a+0.25) > 1e-6 || math.Abs(b-0.75) > 1e-6 {
+		t.Fatalf("token mean: pushes %v and %v, want -0.25 and 0.75", a, b)
+	}
+	// meanTrained 2: weights 2/1 and 2/3.
+	_, seq := PolicyLoss(logp, logp, logp, adv, []float32{2, 2.0 / 3, 2.0 / 3, 2.0 / 3}, 0.2, 0)
+	if a, b := sum(seq, 0, 1), sum(seq, 1, 4); math.Abs(a+0.5) > 1e-6 || math.Abs(b-0.5) > 1e-6 {
+		t.Fatalf("sequence mean: pushes %v and %v, want -0.5 and 0.5", a, b)
+	}
+}

@@ -72,6 +72,7 @@ type rlSettings struct {
 	UpdatesPerBatch int              `json:"updates_per_batch"`
 	MiniBatch       int              `json:"minibatch"`
 	KeepFlatGroups  bool             `json:"keep_flat_groups"`
+	LossMean        string           `json:"loss_mean,omitempty"`
 	LR              float64          `json:"lr"`
 	Warmup          int              `json:"warmup"`
 	WeightDecay     float64          `json:"weight_decay"`
@@ -81,7 +82,7 @@ type rlSettings struct {
 func (c GRPOConfig) settings() rlSettings {
 	return rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
 		ClipEps: c.ClipEps, Beta: c.Beta, AdvEps: c.AdvEps, UpdatesPerBatch: c.UpdatesPerBatch, MiniBatch: c.MiniBatch,
-		KeepFlatGroups: c.KeepFlatGroups, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
+		KeepFlatGroups: c.KeepFlatGroups, LossMean: c.LossMean, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
 }
 
 func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg GRPOConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
