@@ -65,9 +65,11 @@ const NoCalculator = "nocalc"
 var Levels = []string{"", "easy", "hN"}
 
 // Lookup builds the task named "NAME", "NAME:LEVEL", or either followed
-// by ":nocalc" (mathchat without its calculator).
+// by ":nocalc" (mathchat without its calculator), and then optionally by
+// ":data=PATH[#sha256:HEX]" (instances from the user's data; see WithData).
 func Lookup(name string) (Task, error) {
-	base, rest, _ := strings.Cut(name, ":")
+	spec := withoutData(name)
+	base, rest, _ := strings.Cut(spec, ":")
 	c, ok := registry()[base]
 	if !ok {
 		return nil, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
@@ -85,16 +87,25 @@ func Lookup(name string) (Task, error) {
 		}
 		o.noCalculator = true
 	default:
-		return nil, fmt.Errorf("task %q: unknown option %q (want %s)", name, opt, NoCalculator)
+		return nil, fmt.Errorf("task %q: unknown option %q (want %s, or data=PATH last)", name, opt, NoCalculator)
+	}
+	if strings.ContainsAny(level, `/\.`) {
+		return nil, fmt.Errorf("task %q: %q is not a level; give a data folder or file with --data %s (or as %q)", name, level, rest, base+dataOption+rest)
 	}
 	if err := checkLevel(name, level); err != nil {
 		return nil, err
 	}
 	t, err := c(level, o)
-	if err == nil {
-		dialog.SetTaskName(t, name) // episodes of t record the name that rebuilds it
+	if err != nil {
+		return nil, err
 	}
-	return t, err
+	if _, ok := DataOf(name); ok {
+		if t, name, err = withDataOf(t, name); err != nil {
+			return nil, err
+		}
+	}
+	dialog.SetTaskName(t, name) // episodes of t record the name that rebuilds it
+	return t, nil
 }
 
 // Names lists the known tasks, sorted.

@@ -14,6 +14,7 @@ import (
 // episodeFlags are the flags every command that plays episodes shares.
 type episodeFlags struct {
 	task     string
+	data     string
 	user     string
 	n        int
 	seed     uint64
@@ -25,6 +26,7 @@ type episodeFlags struct {
 func (f *episodeFlags) register(cmd *cobra.Command, defaultSplit string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.task, "task", "mathchat", "task family: "+joinNames(task.Names()))
+	addDataFlag(fl, &f.data)
 	fl.StringVar(&f.user, "user", "human", "who plays the user: human (the held-out proxy of a real person) or naive (a prompted-style simulator)")
 	fl.IntVarP(&f.n, "episodes", "n", 200, "number of episodes (instances) to play")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of every episode's randomness; same seed and flags give the same episodes")
@@ -42,6 +44,9 @@ func (f *episodeFlags) validate() error {
 	}
 	if f.workers < 0 {
 		return fmt.Errorf("--workers must not be negative (0 means one per CPU), got %d", f.workers)
+	}
+	if err := resolveData(&f.task, &f.data); err != nil {
+		return err
 	}
 	return task.CheckSplit(f.split)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,7 @@ func newReproduceCmd() *cobra.Command {
 	var (
 		cfg                  reproduce.Config
 		presetName, profiles string
+		data                 string
 		rlSeeds              int
 		asJSON               bool
 	)
@@ -66,11 +68,17 @@ after an interruption (Ctrl-C) run the same command again.`,
 			if err != nil {
 				return err
 			}
-			if _, err := task.Lookup(cfg.Task); err != nil {
+			if cfg.Out == "" {
+				cfg.Out = filepath.Join("runs", fmt.Sprintf("%s%s-%s-seed%d", cfg.Task, dataTag(data), p.Name, cfg.Seed))
+			}
+			if data != "" && !strings.Contains(cfg.Task, ":") && p.Level != "" {
+				cfg.Task += ":" + p.Level // the preset's level goes before the data
+			}
+			if err := resolveData(&cfg.Task, &data); err != nil {
 				return err
 			}
-			if cfg.Out == "" {
-				cfg.Out = filepath.Join("runs", fmt.Sprintf("%s-%s-seed%d", cfg.Task, p.Name, cfg.Seed))
+			if _, err := task.Lookup(cfg.Task); err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("rl-seeds") {
 				if rlSeeds < 1 {
@@ -106,6 +114,7 @@ after an interruption (Ctrl-C) run the same command again.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Task, "task", "mathchat", "task: "+joinNames(task.Names()))
+	addDataFlag(f, &data)
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (minutes on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ func newServeCmd() *cobra.Command {
 		simDir   string
 		simName  string
 		simSeed  uint64
+		data     string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -91,7 +93,11 @@ flight finish.`,
 					}
 				}
 			}
-			opts := serve.Options{User: users, Logger: slog.Default()}
+			tasks, err := servedTasks(data)
+			if err != nil {
+				return err
+			}
+			opts := serve.Options{Task: tasks, User: users, Logger: slog.Default()}
 			if simDir != "" {
 				sim, err := loadServedSim(simDir, simSeed)
 				if err != nil {
@@ -126,8 +132,31 @@ flight finish.`,
 	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")
 	fl.StringVar(&simName, "sim-name", "calibrl-sim", "model name of the --sim simulator: /v1/models lists it, requests must name it (remote:NAME)")
 	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling for requests without a seed")
+	fl.StringVar(&data, "data", "", "data clients may name in a task (TASK:data=PATH); without it they may name none. "+dataUsage)
 	rf.register(cmd)
 	return cmd
+}
+
+// servedTasks builds the tasks clients name, refusing any data but the
+// one --data allows: a client must not make the server read its files.
+func servedTasks(data string) (func(string) (task.Task, error), error) {
+	allowed := ""
+	if data != "" {
+		abs, err := filepath.Abs(data)
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		allowed = abs
+	}
+	return func(name string) (task.Task, error) {
+		if d, ok := task.DataOf(name); ok && (allowed == "" || filepath.Clean(d.Path) != allowed) {
+			if allowed == "" {
+				return nil, fmt.Errorf("task %q: this server serves no data (start it with --data)", name)
+			}
+			return nil, fmt.Errorf("task %q: this server serves only the data at %s", name, allowed)
+		}
+		return task.Lookup(name)
+	}, nil
 }
 
 // loadServedSim loads a train-sim checkpoint for /v1/chat/completions,

@@ -21,11 +21,11 @@ import (
 
 func newTrainPolicyCmd() *cobra.Command {
 	var (
-		algo, taskName, userName, initDir, out, logs, presetName, tokPath string
-		seed                                                              uint64
-		steps                                                             int
-		lr, beta                                                          float64
-		staticReward, metricsPath                                         string
+		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
+		seed                                                                    uint64
+		steps                                                                   int
+		lr, beta                                                                float64
+		staticReward, metricsPath, lossMean                                     string
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
@@ -64,6 +64,9 @@ command again after an interruption).`,
 			}
 			p, err := preset.Get(presetName)
 			if err != nil {
+				return err
+			}
+			if err := resolveData(&taskName, &data); err != nil {
 				return err
 			}
 			t, err := task.Lookup(taskName)
@@ -138,6 +141,9 @@ command again after an interruption).`,
 				if beta >= 0 {
 					cfg.Beta = beta
 				}
+				if lossMean != "" {
+					cfg.LossMean = lossMean
+				}
 				var res train.GRPOResult
 				if algo == "grpo" {
 					res, err = train.GRPO(cmd.Context(), policy, t, u, human, cfg, out, log)
@@ -163,10 +169,12 @@ command again after an interruption).`,
 	f := cmd.Flags()
 	f.StringVar(&algo, "algo", "grpo", "sft, static or grpo")
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
+	addDataFlag(f, &data)
 	f.StringVar(&userName, "user", "naive", "training user for grpo/static: naive, learned:DIR, human")
 	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
-	f.StringVar(&logs, "logs", "", "logged episodes (sft, static)")
+	f.StringVar(&logs, "logs", "", "logged episodes (sft, static), or your own human logs (convert-logs; sft)")
+	f.StringVar(&lossMean, "loss-mean", "", "override how the RL loss averages a minibatch: token (the preset's) or sequence (each conversation weighs the same)")
 	f.StringVar(&metricsPath, "metrics", "", "append every training record (per step or iteration) to this JSONL file")
 	f.StringVar(&staticReward, "static-reward", train.StaticOutcome, "how static RL scores a candidate: outcome, continuation or behaviour")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))

@@ -81,8 +81,27 @@ type gsm8kSet struct {
 	splits map[string][]GSMProblem
 }
 
+// loadGSM8KDir reads a GSM8K folder (train.jsonl and test.jsonl), or one
+// GSM8K-format file whose problems are split into train and test by a
+// hash of each question, as generated problems are.
 func loadGSM8KDir(dir string) (*gsm8kSet, error) {
 	set := &gsm8kSet{splits: map[string][]GSMProblem{}}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		ps, err := LoadGSM8K(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			s := splitOf(p.Question)
+			set.splits[s] = append(set.splits[s], p)
+		}
+		for _, split := range []string{"train", "test"} {
+			if len(set.splits[split]) == 0 {
+				return nil, fmt.Errorf("load gsm8k: %s has no problem in the %s split (%d problems in all)", dir, split, len(ps))
+			}
+		}
+		return set, nil
+	}
 	for _, split := range []string{"train", "test"} {
 		ps, err := LoadGSM8K(filepath.Join(dir, split+".jsonl"))
 		if err != nil {

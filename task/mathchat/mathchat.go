@@ -51,8 +51,9 @@ type Config struct {
 	// but equally deterministic pair of splits.
 	Seed uint64
 	// GSM8K, when set, is a folder holding train.jsonl and test.jsonl in
-	// GSM8K format; instances then come from those files instead of the
-	// generator (default "": the generator).
+	// GSM8K format, or one GSM8K-format file split by a hash of each
+	// question; instances then come from there instead of the generator
+	// (default "": the generator).
 	GSM8K string
 	// Naive configures the "naive" user.
 	Naive NaiveConfig
