@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -18,9 +19,9 @@ import (
 
 func newFidelityCmd() *cobra.Command {
 	var (
-		taskName, sims, out string
-		cfg                 fidelity.Config
-		asJSON              bool
+		taskName, data, sims, out, logs string
+		cfg                             fidelity.Config
+		asJSON                          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fidelity",
@@ -42,12 +43,20 @@ contexts (the test split, personas never seen in the logs):
 
 The objective an agent trains on is off by up to R_max·Σ_t (H−t)·δ_t, so δ̄
 is the headline number. With --out DIR a plot of δ_t by turn and the JSON are
-written there.`,
+written there.
+
+With --logs FILE (your own human logs, or episodes) the simulators are
+measured against the logged people instead of the proxy, on the file's
+held-out (split test) conversations, teacher-forced: the per-token NLL and
+perplexity of the real user turns (learned simulators).`,
 		Example: `  calibrl fidelity --task mathchat --sim naive
   calibrl fidelity --task mathchat --sim naive,learned:sim,learned-nocontext:sim-blind --out runs/fid
   calibrl fidelity --task mathchat --sim learned:sim --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := resolveData(&taskName, &data); err != nil {
+				return err
+			}
 			t, err := task.Lookup(taskName)
 			if err != nil {
 				return err
@@ -63,6 +72,9 @@ written there.`,
 			names := spec.Agents(sims)
 			if len(names) == 0 {
 				return fmt.Errorf("--sim: name at least one simulator")
+			}
+			if logs != "" {
+				return logFidelity(cmd, t, taskName, logs, names, asJSON)
 			}
 			var reps []fidelity.Report
 			for _, name := range names {
@@ -106,6 +118,7 @@ written there.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
+	addDataFlag(f, &data)
 	f.StringVar(&sims, "sim", "naive", "comma-separated simulators: naive, learned:DIR, learned-nocontext:DIR")
 	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per scripted agent and per probe")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed shared by the simulator and the human")
@@ -113,6 +126,7 @@ written there.`,
 	f.IntVar(&cfg.Turns, "turns", 6, "user-turn indexes δ_t covers (0 is the opening)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per simulator")
 	f.StringVar(&out, "out", "", "folder for fidelity.json and the δ_t plot")
+	f.StringVar(&logs, "logs", "", "measure against these logged conversations instead of the human proxy: their held-out (test) ones, episodes or human logs (convert-logs)")
 	return cmd
 }
 
@@ -125,4 +139,69 @@ func userNLL(u *chatlm.User, eps []dialog.Episode) float64 {
 		}
 	}
 	return train.MeanNLL(u.Model, seqs)
+}
+
+// logFidelity measures each simulator against logged conversations: the
+// held-out (test) ones of logs, teacher-forced.
+func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []string, asJSON bool) error {
+	eps, err := loadTaskLogs(logs, taskName)
+	if err != nil {
+		return err
+	}
+	var held []dialog.Episode
+	userTurns := 0
+	for _, ep := range eps {
+		if ep.Split == "test" {
+			held = append(held, ep)
+			for _, m := range ep.Messages {
+				if m.Role == dialog.RoleUser {
+					userTurns++
+				}
+			}
+		}
+	}
+	if len(held) == 0 {
+		return fmt.Errorf("%s: no held-out (split test) conversations among %d", logs, len(eps))
+	}
+	type row struct {
+		Sim           string   `json:"sim"`
+		Logs          string   `json:"logs"`
+		Conversations int      `json:"conversations"`
+		UserTurns     int      `json:"user_turns"`
+		NLL           *float64 `json:"nll,omitempty"`
+		Perplexity    *float64 `json:"perplexity,omitempty"`
+	}
+	var rows []row
+	for _, name := range sims {
+		sim, err := spec.User(t, name)
+		if err != nil {
+			return err
+		}
+		r := row{Sim: name, Logs: logs, Conversations: len(held), UserTurns: userTurns}
+		if l, ok := sim.(*chatlm.User); ok {
+			nll := userNLL(l, held)
+			ppl := math.Exp(nll)
+			r.NLL, r.Perplexity = &nll, &ppl
+		}
+		rows = append(rows, r)
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	fmt.Fprintf(w, "against %s: %d held-out conversations, %d user turns (teacher-forced)\n", logs, len(held), userTurns)
+	for _, r := range rows {
+		if r.NLL == nil {
+			fmt.Fprintf(w, "%-28s NLL n/a (not a learned simulator)\n", r.Sim)
+			continue
+		}
+		fmt.Fprintf(w, "%-28s NLL %.3f per token, perplexity %.2f\n", r.Sim, *r.NLL, *r.Perplexity)
+	}
+	return nil
 }

@@ -55,6 +55,7 @@ proxy and small transformer models trained by calibrl's own engine.`,
 		newBenchCmd(),
 		newServeCmd(),
 		newExportCmd(),
+		newConvertLogsCmd(),
 	// Subcommands register here, one constructor per file.
 	)
 	return root

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/humanlog"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/task"
@@ -18,10 +18,10 @@ import (
 
 func newTrainSimCmd() *cobra.Command {
 	var (
-		taskName, logs, out, presetName, tokPath string
-		noOracle, noCheck, asJSON                bool
-		seed                                     uint64
-		steps                                    int
+		taskName, data, logs, out, presetName, tokPath string
+		noOracle, noCheck, asJSON                      bool
+		seed                                           uint64
+		steps                                          int
 	)
 	cmd := &cobra.Command{
 		Use:   "train-sim",
@@ -54,6 +54,9 @@ simulator cannot tell a right answer from a wrong one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := atLeast(cmd, 0, false, "steps"); err != nil {
+				return err
+			}
+			if err := resolveData(&taskName, &data); err != nil {
 				return err
 			}
 			p, err := preset.Get(presetName)
@@ -96,7 +99,8 @@ simulator cannot tell a right answer from a wrong one.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&taskName, "task", "mathchat", "task the logs belong to")
-	f.StringVar(&logs, "logs", "", "episodes JSONL from 'calibrl collect' (required)")
+	addDataFlag(f, &data)
+	f.StringVar(&logs, "logs", "", "episodes JSONL from 'calibrl collect', or your own human logs (convert-logs) (required)")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json to use instead of training one on the logs")
@@ -110,19 +114,29 @@ simulator cannot tell a right answer from a wrong one.`,
 	return cmd
 }
 
-// loadTaskLogs reads logs and keeps the task's episodes, refusing a file
+// loadTaskLogs reads logs (episodes, or human logs of the
+// calibrl.humanlog schema) and keeps the task's episodes, refusing a file
 // of another task.
 func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
+	if ok, err := humanlog.Sniff(path); err != nil {
+		return nil, fmt.Errorf("load logs: %w", err)
+	} else if ok {
+		t, err := task.Lookup(taskName)
+		if err != nil {
+			return nil, err
+		}
+		return loadHumanLogs(path, t)
+	}
 	eps, err := dialog.LoadEpisodes(path)
 	if err != nil {
 		return nil, err
 	}
-	base, _, _ := strings.Cut(taskName, ":")
+	base := task.Family(taskName)
 	var keep []dialog.Episode
 	for _, ep := range eps {
 		// Logs name the task with its level ("mathchat:easy"); older ones
 		// only the family. Any level of the family trains the same model.
-		if family, _, _ := strings.Cut(ep.Task, ":"); family == base {
+		if task.Family(ep.Task) == base {
 			keep = append(keep, ep)
 		}
 	}
