@@ -263,7 +263,7 @@ func SplitStream(split string) (uint64, error) {
 }
 
 // NaiveRates are the artifacts of a prompted-style user simulator
-// (DESIGN.md, "The naive simulator"), each a chance in [0,1]; every task
+// (docs/DESIGN.md, "The naive simulator"), each a chance in [0,1]; every task
 // says what each one means for it and picks its defaults.
 type NaiveRates struct {
 	// Sycophancy: a wrong outcome is accepted and the episode ends.

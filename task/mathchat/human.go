@@ -11,7 +11,7 @@ import (
 )
 
 // Human is the human proxy: the held-out stand-in for a real person
-// holding a word problem (DESIGN.md, "The human proxy"). Its behaviour
+// holding a word problem (docs/DESIGN.md, "The human proxy"). Its behaviour
 // comes from the oracle's persona and the session's rng:
 //
 //   - it opens with the problem in its vague form (hidden numbers
