@@ -188,6 +188,7 @@ type stage struct {
 
 // runStages runs the stages not yet marked done in f, marking each.
 func runStages(ctx context.Context, f *runfolder.Folder, stages []stage, log *slog.Logger) error {
+	log = log.With("stages", len(stages)) // lets a progress display say "stage k of n"
 	for _, s := range stages {
 		if f.Done(s.name) {
 			log.Info("reproduce: stage already done", "stage", s.name)

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 
@@ -88,8 +87,10 @@ after an interruption (Ctrl-C) run the same command again.`,
 			}
 			cfg.Preset = p
 			cfg.Profiles = spec.Agents(profiles)
-			cfg.Log = slog.Default()
+			var done func()
+			cfg.Log, done = newStageLogger() // stage k of n: a bar on a terminal, log lines otherwise
 			rows, err := reproduce.Run(cmd.Context(), cfg)
+			done()
 			if err != nil {
 				return err
 			}

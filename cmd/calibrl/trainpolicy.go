@@ -76,7 +76,17 @@ command again after an interruption).`,
 			if out == "" {
 				return fmt.Errorf("--out: name the checkpoint folder to write")
 			}
-			log := rlProgress(algo)
+			// On a terminal the RL iterations draw a bar (rlBar, once the
+			// budget is known); otherwise each one is a log line.
+			var bar func(map[string]any)
+			lines := rlProgress(algo)
+			log := func(rec map[string]any) {
+				if bar != nil {
+					bar(rec)
+					return
+				}
+				lines(rec)
+			}
 			if metricsPath != "" {
 				mf, err := os.OpenFile(metricsPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 				if err != nil {
@@ -141,6 +151,7 @@ command again after an interruption).`,
 				if beta >= 0 {
 					cfg.Beta = beta
 				}
+				bar = rlBar("train-policy "+algo, cfg.Iterations)
 				if lossMean != "" {
 					cfg.LossMean = lossMean
 				}
