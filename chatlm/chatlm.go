@@ -175,6 +175,11 @@ func OracleContext(o *dialog.Oracle) string {
 		fmt.Fprintf(&b, "%s: %s\n", label, o.Truth)
 	}
 	p := o.Persona
+	if p == (dialog.Persona{}) {
+		// A logged conversation without a persona: say nothing rather
+		// than "patience 0".
+		return strings.TrimSuffix(b.String(), "\n")
+	}
 	fmt.Fprintf(&b, "Persona: patience %d, clarity %.1f, typos %.2f", p.Patience, p.Clarity, p.TypoRate)
 	if p.Threshold > 0 {
 		fmt.Fprintf(&b, ", threshold %.0f", p.Threshold)

@@ -9,7 +9,7 @@ package train
 // objective without a value network, the baseline being the mean reward of
 // G samples on the same prompt. Here a "sample" is a whole multi-turn
 // conversation with the user (the Phase II of calibrated interactive RL in
-// DESIGN.md), so the user's turns are part of the environment: they are in
+// docs/DESIGN.md), so the user's turns are part of the environment: they are in
 // the sequence the policy conditions on, but masked out of the loss.
 //
 // One iteration, as in CleanRL's ppo.py:

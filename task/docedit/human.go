@@ -11,7 +11,7 @@ import (
 )
 
 // Human is the human proxy: the held-out stand-in for a real person who
-// holds a target document (DESIGN.md, "The human proxy"). Its behaviour
+// holds a target document (docs/DESIGN.md, "The human proxy"). Its behaviour
 // comes from the oracle's persona and the session's rng:
 //
 //   - it opens with the coarse request only;
