@@ -120,7 +120,9 @@ func TestSaveRefusesNonFiniteWeights(t *testing.T) {
 func TestLoadRefusesMixedCheckpoint(t *testing.T) {
 	m, opt := trainedTiny(t, false)
 	a, b := t.TempDir(), t.TempDir()
-	state := func(step string) map[string][]byte { return map[string][]byte{"trainer_state.json": []byte(`{"step":` + step + `}`)} }
+	state := func(step string) map[string][]byte {
+		return map[string][]byte{"trainer_state.json": []byte(`{"step":` + step + `}`)}
+	}
 	if err := ReplaceCheckpoint(filepath.Join(a, "last"), Checkpoint{Model: m, Optimizer: opt, Files: state("112")}); err != nil {
 		t.Fatal(err)
 	}
