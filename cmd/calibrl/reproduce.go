@@ -116,7 +116,7 @@ after an interruption (Ctrl-C) run the same command again.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Task, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (minutes on 2 cores), paper (hours)")
+	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
