@@ -398,29 +398,9 @@ func pickToken(logits []float32, sc SampleConfig, rng *rand.Rand, order []int, b
 		for _, p := range probs {
 			z += float64(p)
 		}
-		var cum float64
-		for k, j := range order {
-			cum += float64(probs[j])
-			if cum >= sc.TopP*z {
-				order = order[:k+1]
-				break
-			}
-		}
+		order = nucleus(order, probs, sc.TopP*z)
 	}
-	var mass float64
-	for _, j := range order {
-		mass += float64(probs[j])
-	}
-	u := rng.Float64() * mass
-	tok := order[len(order)-1]
-	var cum float64
-	for _, j := range order {
-		cum += float64(probs[j])
-		if u < cum {
-			tok = j
-			break
-		}
-	}
+	tok := draw(order, probs, rng)
 	return tok, logits[tok] - lse
 }
 
@@ -459,15 +439,26 @@ func pickAllowed(logits []float32, sc SampleConfig, rng *rand.Rand, order []int,
 		for _, j := range order {
 			z += float64(probs[j])
 		}
-		var cum float64
-		for k, j := range order {
-			cum += float64(probs[j])
-			if cum >= sc.TopP*z {
-				order = order[:k+1]
-				break
-			}
+		order = nucleus(order, probs, sc.TopP*z)
+	}
+	return draw(order, probs, rng)
+}
+
+// nucleus keeps the shortest prefix of order (most likely first) whose
+// probabilities reach mass.
+func nucleus(order []int, probs []float32, mass float64) []int {
+	var cum float64
+	for k, j := range order {
+		cum += float64(probs[j])
+		if cum >= mass {
+			return order[:k+1]
 		}
 	}
+	return order
+}
+
+// draw picks one of order in proportion to its unnormalised probs.
+func draw(order []int, probs []float32, rng *rand.Rand) int {
 	var mass float64
 	for _, j := range order {
 		mass += float64(probs[j])
