@@ -55,33 +55,7 @@ func Stream(ctx context.Context, task Task, agent dialog.Agent, user dialog.User
 // episodes shared out between agents as Share does, each handed to emit
 // in Share's order as it finishes.
 func ShareStream(ctx context.Context, task Task, agents []dialog.Agent, names []string, user dialog.User, cfg Config, emit func(dialog.Episode) error) error {
-	if len(agents) == 0 || len(agents) != len(names) {
-		return fmt.Errorf("rollout: %d agents with %d names", len(agents), len(names))
-	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	total, progress := cfg.Instances, cfg.Progress
-	start, done := cfg.Start, 0
-	for i, a := range agents {
-		count := total / len(agents)
-		if i < total%len(agents) {
-			count++
-		}
-		if count == 0 {
-			continue
-		}
-		one := cfg
-		one.Start, one.Instances, one.AgentName = start, count, names[i]
-		if progress != nil {
-			before := done
-			one.Progress = func(d, _ int) { progress(before+d, total) }
-		}
-		if err := Stream(ctx, task, a, user, one, emit); err != nil {
-			return err
-		}
-		start += count
-		done += count * max(cfg.Group, 1)
-	}
-	return nil
+	return eachShare(agents, names, cfg, func(one Config, a dialog.Agent) error {
+		return Stream(ctx, task, a, user, one, emit)
+	})
 }
