@@ -57,6 +57,70 @@ type Preset struct {
 	// RL is the budget every RL arm gets (static and interactive alike):
 	// the same iterations, prompts per iteration, group size and updates.
 	RL train.GRPOConfig
+	// Recalibration budgets the recalibrated-interactive arm that
+	// reproduce --recalibrate adds.
+	Recalibration Recalibration
+}
+
+// Recalibration budgets online recalibration: the arm trains its RL
+// budget in rounds against a simulator that is re-fitted between them on
+// the logs plus the current policy's conversations with the human proxy.
+type Recalibration struct {
+	// Rounds is R: RL.Iterations cut into R rounds of Iterations/R, the
+	// remainder to the last, so that the arm's RL budget is the other
+	// arms'. R−1 re-fits sit between the rounds (none after the last:
+	// nothing trains on it).
+	Rounds int
+	// HumanEpisodes is how many conversations the current policy plays
+	// with the human proxy, on training problems, after every round but
+	// the last: each re-fit's new data. At scale they are conversations
+	// with real users, the expensive part, so they are counted and
+	// reported.
+	HumanEpisodes int
+	// ReplayLogs is how many of the logs' conversations a re-fit replays
+	// beside the policy's (a seeded draw; 0: all of them). Sampled
+	// uniformly, the quick preset's 16000 logs would leave the few hundred
+	// new conversations a few percent of what a short re-fit sees.
+	ReplayLogs int
+	// SFT is one re-fit's budget, warm-started from the previous
+	// simulator: a few steps at a learning rate below the first fit's.
+	SFT train.SFTConfig
+	// GapEpisodes is how many held-out problems each round's sim-to-real
+	// gap (the policy against the simulator and against the human proxy,
+	// paired) is measured on.
+	GapEpisodes int
+}
+
+// Validate reports the first unusable field for an RL budget of
+// iterations.
+func (c Recalibration) Validate(iterations int) error {
+	switch {
+	case c.Rounds < 1 || c.Rounds > iterations:
+		return fmt.Errorf("recalibration: %d rounds of %d RL iterations, want 1 to %d", c.Rounds, iterations, iterations)
+	case c.Rounds > 1 && c.HumanEpisodes < 1:
+		return fmt.Errorf("recalibration: %d human conversations per re-fit, want at least 1", c.HumanEpisodes)
+	case c.ReplayLogs < 0:
+		return fmt.Errorf("recalibration: %d replayed logs, want ≥ 0", c.ReplayLogs)
+	case c.GapEpisodes < 1:
+		return fmt.Errorf("recalibration: %d gap problems, want at least 1", c.GapEpisodes)
+	}
+	if err := c.SFT.Validate(); err != nil {
+		return fmt.Errorf("recalibration re-fit: %w", err)
+	}
+	return nil
+}
+
+// RoundIterations is the round schedule of an RL budget of total
+// iterations: Rounds rounds of total/Rounds, the remainder to the last.
+// They sum to total.
+func (c Recalibration) RoundIterations(total int) []int {
+	n := max(1, c.Rounds)
+	out := make([]int, n)
+	for i := range out {
+		out[i] = total / n
+	}
+	out[n-1] += total % n
+	return out
 }
 
 func rl(iterations, instances, group, maxNew, monitorEvery, monitorInstances, maxTurns int) train.GRPOConfig {
@@ -103,7 +167,8 @@ func all() map[string]Preset {
 			Sim:         lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
 			LogEpisodes: 48, PolicySFT: sft(12, 8, 3e-3, 6), SimSFT: sft(12, 8, 3e-3, 6),
 			EvalEpisodes: 16, RLSeeds: 2, MaxTurns: 6,
-			RL: rl(2, 2, 2, 24, 1, 4, 6),
+			RL:            rl(2, 2, 2, 24, 1, 4, 6),
+			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 8, SFT: sft(6, 8, 1e-3, 2), GapEpisodes: 8},
 		},
 		"quick": {
 			Name: "quick", Level: "", Vocab: 768,
@@ -123,6 +188,11 @@ func all() map[string]Preset {
 			// 64 conversations' gradient is mostly noise, so at this scale
 			// a small step is the one that does not undo the base.
 			RL: withLR(rl(30, 8, 8, 64, 10, 32, 6), 3e-5),
+			// Three rounds of 10 iterations; a re-fit of 150 steps (about
+			// 2 min at the sim stage's 0.9 s a step) on 500 new
+			// conversations beside 1500 replayed logs, at a quarter of
+			// the first fit's learning rate.
+			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 500, ReplayLogs: 1500, SFT: sft(150, 16, 5e-4, 50), GapEpisodes: 200},
 		},
 		"paper": {
 			Name: "paper", Vocab: 1024,
@@ -130,7 +200,8 @@ func all() map[string]Preset {
 			Sim:         lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
 			LogEpisodes: 32000, PolicySFT: sft(3000, 32, 1e-3, 200), SimSFT: sft(3000, 32, 1e-3, 200),
 			EvalEpisodes: 1000, RLSeeds: 3, MaxTurns: 10,
-			RL: rl(300, 16, 8, 96, 10, 64, 10),
+			RL:            rl(300, 16, 8, 96, 10, 64, 10),
+			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 2000, ReplayLogs: 6000, SFT: sft(400, 32, 3e-4, 100), GapEpisodes: 500},
 		},
 	}
 }

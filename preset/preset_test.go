@@ -1,6 +1,7 @@
 package preset
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,6 +42,9 @@ func TestPresetsAreValid(t *testing.T) {
 		if p.RLSeeds < 1 {
 			t.Errorf("%s: %d RL seeds", n, p.RLSeeds)
 		}
+		if err := p.Recalibration.Validate(p.RL.Iterations); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
 	}
 	if _, err := Get("huge"); err == nil {
 		t.Fatal("unknown preset: want an error")
@@ -50,4 +54,62 @@ func TestPresetsAreValid(t *testing.T) {
 func withVocab(c lm.Config, v int) lm.Config {
 	c.VocabSize = v
 	return c
+}
+
+// The round schedule spends exactly the other arms' RL budget, in rounds
+// as even as the budget allows, the remainder in the last.
+func TestRoundIterationsSumToTheBudget(t *testing.T) {
+	for _, c := range []struct {
+		total, rounds int
+		want          []int
+	}{
+		{30, 3, []int{10, 10, 10}},
+		{30, 2, []int{15, 15}},
+		{31, 3, []int{10, 10, 11}},
+		{2, 2, []int{1, 1}},
+		{5, 1, []int{5}},
+		{7, 4, []int{1, 1, 1, 4}},
+	} {
+		got := Recalibration{Rounds: c.rounds}.RoundIterations(c.total)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%d iterations in %d rounds: %v, want %v", c.total, c.rounds, got, c.want)
+		}
+	}
+	for _, n := range []string{"tiny", "quick"} {
+		p, _ := Get(n)
+		sum := 0
+		for _, it := range p.Recalibration.RoundIterations(p.RL.Iterations) {
+			sum += it
+		}
+		if sum != p.RL.Iterations {
+			t.Errorf("%s: rounds sum to %d iterations, the other arms get %d", n, sum, p.RL.Iterations)
+		}
+	}
+	if p, _ := Get("tiny"); p.Recalibration.Rounds != 2 {
+		t.Errorf("tiny: %d rounds, want 2 (one re-fit, so the suite covers it)", p.Recalibration.Rounds)
+	}
+	if p, _ := Get("quick"); p.Recalibration.Rounds < 2 || p.Recalibration.Rounds > 3 {
+		t.Errorf("quick: %d rounds, want 2 or 3", p.Recalibration.Rounds)
+	}
+}
+
+func TestRecalibrationValidate(t *testing.T) {
+	p, _ := Get("tiny")
+	ok := p.Recalibration
+	for name, c := range map[string]Recalibration{
+		"more rounds than iterations":  func() Recalibration { c := ok; c.Rounds = p.RL.Iterations + 1; return c }(),
+		"no rounds":                    func() Recalibration { c := ok; c.Rounds = 0; return c }(),
+		"re-fit without conversations": func() Recalibration { c := ok; c.HumanEpisodes = 0; return c }(),
+		"no gap problems":              func() Recalibration { c := ok; c.GapEpisodes = 0; return c }(),
+		"no re-fit steps":              func() Recalibration { c := ok; c.SFT.Steps = 0; return c }(),
+	} {
+		if err := c.Validate(p.RL.Iterations); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+	one := ok
+	one.Rounds, one.HumanEpisodes = 1, 0 // one round has no re-fit
+	if err := one.Validate(p.RL.Iterations); err != nil {
+		t.Errorf("one round: %v", err)
+	}
 }
