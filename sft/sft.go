@@ -34,9 +34,11 @@ type Meta struct {
 	Oracle bool `json:"oracle"`
 	// Judged: the simulator was shown the task's verdict on every
 	// delivered outcome (chatlm.Judge); it must be shown it when it plays.
-	Judged bool            `json:"judged,omitempty"`
-	Seed   uint64          `json:"seed"`
-	Logs   int             `json:"logs"` // episodes trained on
+	Judged bool   `json:"judged,omitempty"`
+	Seed   uint64 `json:"seed"`
+	Logs   int    `json:"logs"` // episodes trained on
+	// From is the checkpoint a warm-started fit began from (Config.From).
+	From   string          `json:"from,omitempty"`
 	SFT    train.SFTConfig `json:"sft"`
 	Result train.SFTResult `json:"result"`
 	Model  lm.Config       `json:"model"`
@@ -83,6 +85,12 @@ type Config struct {
 	// with: a policy gets no loss on what it wrote.
 	Tool dialog.Tool
 	Seed uint64
+	// From, when set, is a chat checkpoint folder the fit starts from
+	// instead of fresh weights (a warm start: online recalibration
+	// re-fits the simulator from its last fit). The model takes that
+	// checkpoint's size and tokenizer, so Model and Vocab are unused; a
+	// Tokenizer, when also set, must be the checkpoint's.
+	From string
 }
 
 // Simulator fits a user simulator to eps' user turns and writes it to out.
@@ -99,14 +107,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	if len(eps) == 0 {
 		return Meta{}, errors.New("sft: no episodes")
 	}
-	tok := cfg.Tokenizer
-	if tok == nil {
-		var err error
-		if tok, err = chatlm.TrainTokenizer(eps, cfg.Vocab); err != nil {
-			return Meta{}, err
-		}
-	}
-	m, err := chatlm.NewModel(tok, cfg.Model, cfg.Seed)
+	m, err := initial(eps, cfg)
 	if err != nil {
 		return Meta{}, err
 	}
@@ -132,6 +133,30 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 		return Meta{}, err
 	}
 	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Judged: cfg.Oracle && cfg.Judge != nil && role == "user", Seed: cfg.Seed, Logs: len(eps),
-		SFT: sc, Result: res, Model: m.LM.Config}
+		From: cfg.From, SFT: sc, Result: res, Model: m.LM.Config}
 	return meta, writeMeta(out, meta)
+}
+
+// initial is the model a fit starts from: cfg.From's weights, or fresh
+// ones of cfg.Model's size with cfg.Tokenizer (one trained on eps when
+// nil).
+func initial(eps []dialog.Episode, cfg Config) (*chatlm.Model, error) {
+	if cfg.From != "" {
+		m, _, err := chatlm.Load(cfg.From)
+		if err != nil {
+			return nil, fmt.Errorf("sft: warm start: %w", err)
+		}
+		if cfg.Tokenizer != nil && !cfg.Tokenizer.Equal(m.Tok) {
+			return nil, fmt.Errorf("sft: warm start from %s: its tokenizer is not the configured one", cfg.From)
+		}
+		return m, nil
+	}
+	tok := cfg.Tokenizer
+	if tok == nil {
+		var err error
+		if tok, err = chatlm.TrainTokenizer(eps, cfg.Vocab); err != nil {
+			return nil, err
+		}
+	}
+	return chatlm.NewModel(tok, cfg.Model, cfg.Seed)
 }

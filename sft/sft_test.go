@@ -1,0 +1,58 @@
+package sft
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/chatlm/chatlmtest"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/train"
+)
+
+// A warm-started fit begins where the checkpoint it names ended: its first
+// held-out NLL is that checkpoint's, far below a fresh model's.
+func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(64, 1)
+	tok, err := chatlm.TrainTokenizer(eps, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := train.DefaultSFTConfig()
+	sc.Steps, sc.BatchSize, sc.LR, sc.EvalEvery, sc.CheckpointEvery, sc.Warmup = 40, 8, 3e-3, 10, 20, 0
+	cfg := Config{Model: lm.Config{Context: 128, Dim: 32, Layers: 2, Heads: 2}, SFT: sc, Tokenizer: tok, Oracle: true, Seed: 2}
+	dir := t.TempDir()
+	first, err := Simulator(context.Background(), eps, cfg, filepath.Join(dir, "first"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm := cfg
+	warm.SFT.Steps, warm.SFT.EvalEvery, warm.SFT.CheckpointEvery = 2, 1, 1
+	warm.From = filepath.Join(dir, "first")
+	again, err := Simulator(context.Background(), eps, warm, filepath.Join(dir, "warm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(again.Result.FirstVal-first.Result.ValNLL) > 1e-9 {
+		t.Errorf("warm start's first held-out NLL %v, want the checkpoint's %v", again.Result.FirstVal, first.Result.ValNLL)
+	}
+	if !(first.Result.FirstVal > again.Result.FirstVal+0.5) {
+		t.Errorf("fresh model's first held-out NLL %v is not well above the warm start's %v", first.Result.FirstVal, again.Result.FirstVal)
+	}
+	if again.From != warm.From || first.From != "" {
+		t.Errorf("meta records from %q and %q, want %q and nothing", again.From, first.From, warm.From)
+	}
+
+	other, err := chatlm.TrainTokenizer(chatlmtest.AddEpisodes(64, 9), 280)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := warm
+	bad.Tokenizer = other
+	if _, err := Simulator(context.Background(), eps, bad, filepath.Join(dir, "bad"), nil); err == nil || !strings.Contains(err.Error(), "tokenizer") {
+		t.Errorf("warm start with another tokenizer: %v, want a tokenizer error", err)
+	}
+}
