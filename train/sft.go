@@ -14,6 +14,7 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 )
 
@@ -358,6 +359,21 @@ func meanNLL(m *chatlm.Model, seqs []chatlm.Sequence, batch int) float64 {
 
 // MeanNLL is the masked mean NLL of seqs under m (per trained token).
 func MeanNLL(m *chatlm.Model, seqs []chatlm.Sequence) float64 { return meanNLL(m, seqs, 16) }
+
+// UserNLL is the per-token NLL of eps' user turns under the model
+// simulator u, each episode rendered as u sees it (its oracle context and
+// judge): how well it predicts what the users said. An episode too long
+// for u's context is cut to it (as in training); one u cannot render (a
+// message of no known role) is left out; NaN when none is left.
+func UserNLL(u *chatlm.User, eps []dialog.Episode) float64 {
+	seqs := make([]chatlm.Sequence, 0, len(eps))
+	for i := range eps {
+		if s, err := u.Model.UserSequence(&eps[i], u.Oracle, u.Judge); err == nil {
+			seqs = append(seqs, s)
+		}
+	}
+	return MeanNLL(u.Model, seqs)
+}
 
 // resumeSFT loads out/last, when a previous run left one, into m, opt,
 // st and best.
