@@ -25,6 +25,10 @@ import (
 // another arm.
 type Row struct {
 	Arm string `json:"arm"`
+	// Decoding is how the policies played the evaluation: "sampled" (at
+	// the RL rollouts' temperature; summary.json) or "greedy"
+	// (summary-greedy.json).
+	Decoding string `json:"decoding"`
 	Figures
 	// Seeds holds each RL seed's figures, by seed index (none for the
 	// base, which has no RL seed).
@@ -128,8 +132,8 @@ func (e evaluation) scores() []float64 {
 	return out
 }
 
-func (r *run) loadEval(arm string, k int) (evaluation, error) {
-	file := evalFile(arm, k)
+func (r *run) loadEval(d decoding, arm string, k int) (evaluation, error) {
+	file := evalFile(d, arm, k)
 	var e evaluation
 	if err := r.f.ReadJSON(file+".json", &e.sum); err != nil {
 		return e, fmt.Errorf("reproduce report: %w", err)
@@ -143,33 +147,20 @@ func (r *run) loadEval(arm string, k int) (evaluation, error) {
 }
 
 // report reads the evaluations and training results and writes
-// summary.json, report.md and the plots.
+// summary.json (sampled), summary-greedy.json, report.md and the plots.
 func (r *run) report() ([]Row, error) {
-	evals := map[string][]evaluation{}
-	for _, arm := range Arms {
-		n := r.seeds()
-		if arm == ArmBase {
-			n = 1
-		}
-		for k := range n {
-			e, err := r.loadEval(arm, k)
-			if err != nil {
-				return nil, err
-			}
-			evals[arm] = append(evals[arm], e)
-		}
-	}
-	if err := paired(evals); err != nil {
+	rows, err := r.summarize(sampled)
+	if err != nil {
 		return nil, err
 	}
-	var rows []Row
-	for _, arm := range Arms {
-		rows = append(rows, r.row(arm, evals[arm]))
-	}
-	if err := r.compare(rows, evals); err != nil {
+	greedyRows, err := r.summarize(greedy)
+	if err != nil {
 		return nil, err
 	}
 	if err := r.f.WriteJSON("summary.json", rows); err != nil {
+		return nil, err
+	}
+	if err := r.f.WriteJSON("summary-greedy.json", greedyRows); err != nil {
 		return nil, err
 	}
 	recs, err := r.f.ReadMetrics()
@@ -181,7 +172,39 @@ func (r *run) report() ([]Row, error) {
 	if err := r.plots(rows, curves); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, curves, diag) }); err != nil {
+	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, greedyRows, curves, diag) }); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// summarize reads every arm's evaluations under decoding d and makes the
+// arms' rows with the paired comparisons.
+func (r *run) summarize(d decoding) ([]Row, error) {
+	evals := map[string][]evaluation{}
+	for _, arm := range Arms {
+		n := r.seeds()
+		if arm == ArmBase {
+			n = 1
+		}
+		for k := range n {
+			e, err := r.loadEval(d, arm, k)
+			if err != nil {
+				return nil, err
+			}
+			evals[arm] = append(evals[arm], e)
+		}
+	}
+	if err := paired(evals); err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, arm := range Arms {
+		row := r.row(arm, evals[arm])
+		row.Decoding = d.name
+		rows = append(rows, row)
+	}
+	if err := r.compare(rows, evals); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -515,30 +538,21 @@ func verdict(c Comparison) string {
 	}
 }
 
-func (r *run) markdown(w io.Writer, rows []Row, curves map[string]curve, diag []diagnosis) error {
+func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]curve, diag []diagnosis) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
 	measure := "success"
 	if rows[0].BLEU != nil {
 		measure = "BLEU"
 	}
-	byArm := map[string]Row{}
-	for _, row := range rows {
-		byArm[row.Arm] = row
-	}
 	fmt.Fprintln(w, "## Verdict")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| claim | paper | here (%s) | difference (95%% CI) | per RL seed | holds? |\n", measure)
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
-	for _, v := range inClaimOrder(rows) {
-		c := v.Comparison
-		per := make([]string, len(c.Seeds))
-		for i, d := range c.Seeds {
-			per[i] = fmt.Sprintf("%+.3f", d)
-		}
-		fmt.Fprintf(w, "| %s | %s | %.3f vs %.3f | %+.3f [%+.3f, %+.3f] | %s | %s |\n", c.Claim, c.Paper, byArm[v.arm].value(), byArm[c.Than].value(),
-			c.Difference, c.CI95[0], c.CI95[1], strings.Join(per, ", "), verdict(c))
-	}
+	fmt.Fprintf(w, "The policies as RL trains them: every agent turn sampled at temperature %g, top-p %g, as in the RL rollouts.\n\n", p.RL.Gen.Temperature, p.RL.Gen.TopP)
+	verdictTable(w, rows, measure)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "The same checkpoints decoded greedily (each turn the policy's most likely tokens; summary-greedy.json). RL optimises the sampled policy's expected reward and moves its mode only indirectly, so the two verdicts can differ:")
+	fmt.Fprintln(w)
+	verdictTable(w, greedyRows, measure)
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Each RL arm was trained with %d RL seeds (seed index k trains with RLSeed(%d, k); index 0 with the run's seed) from the same base policy and simulator, "+
 		"and every arm and seed played the same %d held-out problems with the same user seeds. A difference is the claimed-better arm's %s minus the other's, "+
@@ -553,16 +567,18 @@ func (r *run) markdown(w io.Writer, rows []Row, curves map[string]curve, diag []
 		fmt.Fprintf(w, "Logs, base policy and simulator: shared from %s (the static arm replays this task's logs). ", r.cfg.Shared)
 	}
 	if dialog.ToolOf(r.t) != nil {
-		var with, without eval.Summary
-		if r.f.ReadJSON(evalFile(ArmBase, 0)+".json", &with) == nil && r.f.ReadJSON(evalFile(baseNoTool, 0)+".json", &without) == nil {
-			fmt.Fprintf(w, "Calculator: on (every agent's step results are written by the task; name the task with :nocalc to turn it off). "+
-				"The base policy succeeds %.3f [%.3f, %.3f] with it and %.3f [%.3f, %.3f] without it (same problems and users). ",
-				with.Success, with.SuccessCI95[0], with.SuccessCI95[1], without.Success, without.SuccessCI95[0], without.SuccessCI95[1])
+		fmt.Fprint(w, "Calculator: on (every agent's step results are written by the task; name the task with :nocalc to turn it off). ")
+		for _, d := range decodings {
+			var with, without eval.Summary
+			if r.f.ReadJSON(evalFile(d, ArmBase, 0)+".json", &with) == nil && r.f.ReadJSON(evalFile(d, baseNoTool, 0)+".json", &without) == nil {
+				fmt.Fprintf(w, "The base policy, %s, succeeds %.3f [%.3f, %.3f] with it and %.3f [%.3f, %.3f] without it (same problems and users). ",
+					d.name, with.Success, with.SuccessCI95[0], with.SuccessCI95[1], without.Success, without.SuccessCI95[0], without.SuccessCI95[1])
+			}
 		}
 	} else if strings.HasPrefix(r.cfg.Task, "mathchat") {
 		fmt.Fprint(w, "Calculator: off (the agents do their own arithmetic). ")
 	}
-	fmt.Fprintf(w, "Every arm starts from the same base policy and gets, per RL seed, %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy per arm and seed.\n\n",
+	fmt.Fprintf(w, "Every arm starts from the same base policy and gets, per RL seed, %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy per arm, seed and decoding.\n\n",
 		p.RL.Iterations, p.RL.InstancesPerStep, p.RL.Group, p.EvalEpisodes)
 	if r.seeds() > 1 {
 		fmt.Fprintf(w, "RL arms: the mean over their %d seeds; the interval of the mean is Wilson's with n = %d problems (conservative, since a problem's mean over seeds has variance at most p(1−p))", r.seeds(), p.EvalEpisodes)
@@ -571,27 +587,31 @@ func (r *run) markdown(w io.Writer, rows []Row, curves map[string]curve, diag []
 		}
 		fmt.Fprint(w, ". Training-user reward and gap are the seeds' means.\n\n")
 	}
-	fmt.Fprintf(w, "| arm | %s (95%% CI) | turns | tokens | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", measure)
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
-	for _, row := range rows {
+	fmt.Fprintf(w, "| arm | %s sampled (95%% CI) | %s greedy (95%% CI) | turns | tokens | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", measure, measure)
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for i, row := range rows {
 		tr, hu, gap := monitorCells(row.Figures)
-		fmt.Fprintf(w, "| %s | %.3f [%.3f, %.3f] | %.2f | %.1f | %s | %s | %s | %.3f |\n", row.Arm, row.value(), row.CI95[0], row.CI95[1], row.Turns, row.Tokens, tr, hu, gap, row.RealReward)
+		g := greedyRows[i]
+		fmt.Fprintf(w, "| %s | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %.1f | %s | %s | %s | %.3f |\n", row.Arm, row.value(), row.CI95[0], row.CI95[1],
+			g.value(), g.CI95[0], g.CI95[1], row.Turns, row.Tokens, tr, hu, gap, row.RealReward)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The paper's ordering (Gemma-3-4B policy, Qwen2.5-7B simulator): MATH-Chat accuracy base 82.3 < static 85.0 < naive interactive 89.3 < calibrated 91.5 (oracle user 89.7); MediumDocEdit-Chat BLEU base 32.2, static 33.8, naive interactive 26.1 (reward hacking), calibrated 34.6.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Measured ordering here (by held-out "+measure+"): "+ordering(rows)+".")
+	fmt.Fprintln(w, "Measured ordering here (by held-out "+measure+", sampled): "+ordering(rows)+"; greedy: "+ordering(greedyRows)+".")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "![comparison](plots/comparison.png)")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Each RL seed's figures:")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "| arm | seed | RL seed | %s (95%% CI) | turns | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", measure)
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-	for _, row := range rows {
-		for _, s := range row.Seeds {
+	fmt.Fprintf(w, "| arm | seed | RL seed | %s sampled (95%% CI) | %s greedy (95%% CI) | turns | training-user reward | human-proxy reward (monitor) | gap | held-out reward |\n", measure, measure)
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for i, row := range rows {
+		for j, s := range row.Seeds {
 			tr, hu, gap := monitorCells(s.Figures)
-			fmt.Fprintf(w, "| %s | %d | %d | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.value(), s.CI95[0], s.CI95[1], s.Turns, tr, hu, gap, s.RealReward)
+			g := greedyRows[i].Seeds[j]
+			fmt.Fprintf(w, "| %s | %d | %d | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.value(), s.CI95[0], s.CI95[1],
+				g.value(), g.CI95[0], g.CI95[1], s.Turns, tr, hu, gap, s.RealReward)
 		}
 	}
 	fmt.Fprintln(w)
@@ -612,6 +632,25 @@ func (r *run) markdown(w io.Writer, rows []Row, curves map[string]curve, diag []
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// verdictTable writes the paper's claims as measured on rows.
+func verdictTable(w io.Writer, rows []Row, measure string) {
+	byArm := map[string]Row{}
+	for _, row := range rows {
+		byArm[row.Arm] = row
+	}
+	fmt.Fprintf(w, "| claim | paper | here (%s) | difference (95%% CI) | per RL seed | holds? |\n", measure)
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- |")
+	for _, v := range inClaimOrder(rows) {
+		c := v.Comparison
+		per := make([]string, len(c.Seeds))
+		for i, d := range c.Seeds {
+			per[i] = fmt.Sprintf("%+.3f", d)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.3f vs %.3f | %+.3f [%+.3f, %+.3f] | %s | %s |\n", c.Claim, c.Paper, byArm[v.arm].value(), byArm[c.Than].value(),
+			c.Difference, c.CI95[0], c.CI95[1], strings.Join(per, ", "), verdict(c))
+	}
 }
 
 // monitorCells are the training-user reward, the monitor's human-proxy

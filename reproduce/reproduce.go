@@ -17,7 +17,9 @@
 //  6. eval: the base and every arm and seed against the human proxy on
 //     the held-out test split (personas and problems never used in
 //     training), all on the same problems with the same user seeds, so
-//     that arms are compared problem by problem (paired);
+//     that arms are compared problem by problem (paired); twice: sampled
+//     at the RL rollouts' temperature (the policy RL optimises; the
+//     verdict) and greedy (its mode; a second table);
 //  7. report: report.md (opening with the verdict on the paper's claims),
 //     summary.json and plots.
 //
@@ -33,9 +35,10 @@
 //	checkpoints/ARM/seed-K              arm ARM trained with RL seed index K
 //	eval/base.json, eval/base.episodes.jsonl
 //	eval/ARM/seed-K.json, eval/ARM/seed-K.episodes.jsonl
+//	eval-greedy/…                       the same, decoded greedily
 //	stages/ARM/seed-K, stages/eval/…    done markers
 //	metrics.jsonl                       records tagged "stage": "ARM/seed-K"
-//	summary.json, report.md, plots/
+//	summary.json, summary-greedy.json, report.md, plots/
 package reproduce
 
 import (
@@ -166,13 +169,15 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			stages = append(stages, stage{seedName(arm, k), r.arm(arm, k)})
 		}
 	}
-	stages = append(stages, stage{"eval/" + ArmBase, r.evaluate(ArmBase, 0)})
-	if dialog.ToolOf(t) != nil {
-		stages = append(stages, stage{"eval/" + baseNoTool, r.evaluate(baseNoTool, 0)})
-	}
-	for k := range r.seeds() {
-		for _, arm := range rlArms {
-			stages = append(stages, stage{"eval/" + seedName(arm, k), r.evaluate(arm, k)})
+	for _, d := range decodings {
+		stages = append(stages, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
+		if dialog.ToolOf(t) != nil {
+			stages = append(stages, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0)})
+		}
+		for k := range r.seeds() {
+			for _, arm := range rlArms {
+				stages = append(stages, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
+			}
 		}
 	}
 	if err := runStages(ctx, f, stages, cfg.Log); err != nil {
@@ -318,6 +323,11 @@ func (r *run) manifest() error {
 		} else if ok && n != float64(r.seeds()) {
 			return fmt.Errorf("reproduce: %s was started with %v RL seeds, not %d: use another --out", r.cfg.Out, n, r.seeds())
 		}
+		if _, has := c["eval_decodings"]; ok && !has {
+			// Its eval/ holds greedy evaluations, which this version reads
+			// as sampled ones.
+			return fmt.Errorf("reproduce: %s was made before evaluations were sampled at the RL temperature (its eval/ is greedy): use another --out", r.cfg.Out)
+		}
 		return nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
@@ -327,8 +337,16 @@ func (r *run) manifest() error {
 		Config: map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.cfg.Preset.RL,
 			"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT, "sim_sft": r.cfg.Preset.SimSFT,
 			"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
-			"rl_seeds": r.seeds()},
+			"rl_seeds": r.seeds(), "eval_decodings": decodingNames()},
 	})
+}
+
+func decodingNames() []string {
+	names := make([]string, len(decodings))
+	for i, d := range decodings {
+		names[i] = d.name
+	}
+	return names
 }
 
 // ckpt is the base policy's or the simulator's checkpoint folder, which
@@ -513,23 +531,53 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 	}
 }
 
-// evalFile is where an arm's seed index k keeps its evaluation, without
-// the extension: eval/base, eval/static/seed-0.
+// decoding is how the policies play in a held-out evaluation, and the
+// folder its files go to.
+type decoding struct{ name, dir string }
+
+// The evaluation's two decodings. GRPO and static RL optimise the expected
+// reward of the policy as it samples, at the rollouts' temperature; that
+// policy is the one the verdict judges. Greedy decoding plays the
+// policy's mode, a different policy that RL moves only indirectly: in the
+// quick run with greedy evaluation (results/mathchat-quick-calculator)
+// every RL arm lost to the base (oracle 0.669 vs 0.690) while the same
+// checkpoints, sampled at temperature 1 on the same 500 problems, beat it
+// (oracle 0.549 vs 0.450), so both are reported.
+var (
+	sampled   = decoding{"sampled", "eval"}
+	greedy    = decoding{"greedy", "eval-greedy"}
+	decodings = []decoding{sampled, greedy}
+)
+
+// gen is the generation config of a decoding: the RL rollouts' sampling
+// (temperature, top-p) or greedy, with the evaluation's turn length.
+func (r *run) gen(d decoding) chatlm.GenConfig {
+	g := spec.EvalGen()
+	if d == sampled {
+		g.Temperature, g.TopP = r.cfg.Preset.RL.Gen.Temperature, r.cfg.Preset.RL.Gen.TopP
+	}
+	return g
+}
+
+// evalFile is where an arm's seed index k keeps its evaluation under a
+// decoding, without the extension: eval/base, eval-greedy/static/seed-0.
+// It is also the evaluation's stage name.
 // baseNoTool is the base policy evaluated without the task's tool (the
 // calculator): how much of its success the tool carries.
 const baseNoTool = "base-without-tool"
 
-func evalFile(arm string, k int) string {
+func evalFile(d decoding, arm string, k int) string {
 	if arm == ArmBase || arm == baseNoTool {
-		return filepath.Join("eval", arm)
+		return d.dir + "/" + arm
 	}
-	return filepath.Join("eval", seedName(arm, k))
+	return d.dir + "/" + seedName(arm, k)
 }
 
 // evaluate plays an arm's seed index k against the human proxy on the
-// held-out split. Every arm and seed plays the same problems with the same
-// user seeds (the run's seed), so their episodes pair up.
-func (r *run) evaluate(arm string, k int) func(context.Context) error {
+// held-out split under decoding d. Every arm and seed plays the same
+// problems with the same user seeds (the run's seed), so their episodes
+// pair up; sampled agents draw from the same per-episode streams.
+func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) error {
 	return func(ctx context.Context) error {
 		human, err := r.t.User("human")
 		if err != nil {
@@ -547,14 +595,14 @@ func (r *run) evaluate(arm string, k int) func(context.Context) error {
 		if arm != ArmBase && arm != baseNoTool {
 			name = seedName(arm, k)
 		}
-		agent := &chatlm.Agent{Model: policy, Gen: spec.EvalGen(), Tool: tool}
+		agent := &chatlm.Agent{Model: policy, Gen: r.gen(d), Tool: tool}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Instances: r.cfg.Preset.EvalEpisodes,
 			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
 			CountTokens: policy.CountTokens})
 		if err != nil {
 			return err
 		}
-		file := evalFile(arm, k)
+		file := evalFile(d, arm, k)
 		if err := os.MkdirAll(filepath.Dir(r.f.Path(file)), 0o755); err != nil {
 			return err
 		}
@@ -567,7 +615,7 @@ func (r *run) evaluate(arm string, k int) func(context.Context) error {
 		if err := r.f.WriteJSON(file+".json", sum); err != nil {
 			return err
 		}
-		r.cfg.Log.Info("reproduce: evaluated", "arm", name, "reward", sum.Reward)
+		r.cfg.Log.Info("reproduce: evaluated", "arm", name, "decoding", d.name, "reward", sum.Reward)
 		return nil
 	}
 }

@@ -216,8 +216,27 @@ func TestSummaryHoldsSeedsAndComparisons(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, body, _ := strings.Cut(string(report), "\n\n")
-	if !strings.HasPrefix(body, "## Verdict\n\n| claim | paper |") {
-		t.Errorf("report.md does not open with the verdict:\n%.300s", body)
+	if !strings.HasPrefix(body, "## Verdict\n\nThe policies as RL trains them") || !strings.Contains(body[:400], "\n| claim | paper |") {
+		t.Errorf("report.md does not open with the verdict:\n%.400s", body)
+	}
+	// The greedy evaluation is its own summary of the same arms, and its
+	// own verdict table.
+	var greedyRows []Row
+	if data, err := os.ReadFile(filepath.Join(dir, "summary-greedy.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(data, &greedyRows); err != nil {
+		t.Fatal(err)
+	}
+	if len(greedyRows) != len(raw) {
+		t.Fatalf("summary-greedy.json has %d rows, summary.json %d", len(greedyRows), len(raw))
+	}
+	for i, g := range greedyRows {
+		if g.Arm != raw[i]["arm"] || g.Decoding != "greedy" || raw[i]["decoding"] != "sampled" {
+			t.Errorf("row %d: greedy %s (%s), sampled %v (%v)", i, g.Arm, g.Decoding, raw[i]["arm"], raw[i]["decoding"])
+		}
+	}
+	if n := strings.Count(string(report), "| oracle-interactive > base | 89.7 > 82.3 |"); n != 2 {
+		t.Errorf("report.md has %d oracle > base verdict lines, want 2 (sampled and greedy)", n)
 	}
 	for _, want := range []string{"| calibrated-interactive > static | 91.5 > 85.0 |", "| oracle-interactive > base | 89.7 > 82.3 |", "paired percentile bootstrap", "| static | 1 |"} {
 		if !strings.Contains(string(report), want) {

@@ -23,7 +23,7 @@ func newTrainPolicyCmd() *cobra.Command {
 	var (
 		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                                    uint64
-		steps                                                                   int
+		steps, updates, miniBatch                                               int
 		lr, beta                                                                float64
 		staticReward, metricsPath, lossMean                                     string
 	)
@@ -59,7 +59,7 @@ command again after an interruption).`,
   calibrl train-policy --algo static --task mathchat --user learned:sim --logs logs.jsonl --init base --out static`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr")); err != nil {
+			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr", "updates", "minibatch")); err != nil {
 				return err
 			}
 			p, err := preset.Get(presetName)
@@ -151,6 +151,12 @@ command again after an interruption).`,
 				if beta >= 0 {
 					cfg.Beta = beta
 				}
+				if updates > 0 {
+					cfg.UpdatesPerBatch = updates
+				}
+				if miniBatch > 0 {
+					cfg.MiniBatch = miniBatch
+				}
 				bar = rlBar("train-policy "+algo, cfg.Iterations)
 				if lossMean != "" {
 					cfg.LossMean = lossMean
@@ -193,6 +199,8 @@ command again after an interruption).`,
 	f.Uint64Var(&seed, "seed", 1, "seed")
 	f.IntVar(&steps, "steps", 0, "override the preset's SFT steps or RL iterations")
 	f.Float64Var(&lr, "lr", 0, "override the RL learning rate (default: the preset's)")
+	f.IntVar(&updates, "updates", 0, "override the RL passes over each batch (default: the preset's)")
+	f.IntVar(&miniBatch, "minibatch", 0, "override the RL sequences per optimizer step (default: the preset's)")
 	f.Float64Var(&beta, "beta", -1, "override the RL weight of the KL to the initial policy (default: the preset's)")
 	return cmd
 }
