@@ -84,7 +84,7 @@ perplexity of the real user turns (learned simulators).`,
 				}
 				var nll func([]dialog.Episode) float64
 				if l, ok := sim.(*chatlm.User); ok {
-					nll = func(eps []dialog.Episode) float64 { return userNLL(l, eps) }
+					nll = func(eps []dialog.Episode) float64 { return train.UserNLL(l, eps) }
 				}
 				rep, err := fidelity.Measure(cmd.Context(), ft, name, sim, human, cfg, nll)
 				if err != nil {
@@ -130,17 +130,6 @@ perplexity of the real user turns (learned simulators).`,
 	return cmd
 }
 
-// userNLL is the per-token NLL of eps' user turns under a model simulator.
-func userNLL(u *chatlm.User, eps []dialog.Episode) float64 {
-	seqs := make([]chatlm.Sequence, 0, len(eps))
-	for i := range eps {
-		if s, err := u.Model.UserSequence(&eps[i], u.Oracle, u.Judge); err == nil {
-			seqs = append(seqs, s)
-		}
-	}
-	return train.MeanNLL(u.Model, seqs)
-}
-
 // logFidelity measures each simulator against logged conversations: the
 // held-out (test) ones of logs, teacher-forced.
 func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []string, asJSON bool) error {
@@ -179,7 +168,7 @@ func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []
 		}
 		r := row{Sim: name, Logs: logs, Conversations: len(held), UserTurns: userTurns}
 		if l, ok := sim.(*chatlm.User); ok {
-			nll := userNLL(l, held)
+			nll := train.UserNLL(l, held)
 			ppl := math.Exp(nll)
 			r.NLL, r.Perplexity = &nll, &ppl
 		}
