@@ -46,8 +46,16 @@ type Config struct {
 	Seed uint64
 	// MaxTurns per episode; default rollout.DefaultMaxTurns.
 	MaxTurns int
-	// Agents are scripted profiles; default all of the task's.
+	// Agents name the agents whose sim-to-real gap is measured; default
+	// every scripted profile of the task. A bare name is a scripted
+	// profile; others are whatever Agent builds.
 	Agents []string
+	// Agent builds the agent named by one of Agents; default the task's
+	// scripted profiles (t.Agent) alone. The command line passes
+	// spec.Agent, which also builds lm:DIR and remote:MODEL, so the gap is
+	// measured on trained policies, not only on the agents the simulator
+	// was fitted to.
+	Agent func(name string) (dialog.Agent, error)
 	// Turns is how many user-turn indexes δ_t covers (0 is the opening);
 	// default 6.
 	Turns int
@@ -206,13 +214,13 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 	rep := Report{Task: t.Name(), Sim: simName, Agents: map[string]AgentGap{}, Contexts: cfg.Instances}
 	var simEps, humanEps, floorEps []dialog.Episode
 	var gapSum float64
-	for _, profile := range cfg.Agents {
-		agent, err := t.Agent(profile)
+	for _, name := range cfg.Agents {
+		agent, err := buildAgent(t, cfg, name)
 		if err != nil {
 			return rep, err
 		}
 		rc := rollout.Config{Split: cfg.Split, Instances: cfg.Instances, Seed: cfg.Seed, MaxTurns: cfg.MaxTurns,
-			AgentName: "scripted:" + profile}
+			AgentName: AgentSpec(name)}
 		h, err := rollout.Run(ctx, t, agent, human, withUser(rc, "human"))
 		if err != nil {
 			return rep, err
@@ -230,7 +238,7 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		g := AgentGap{Sim: successRate(s), Human: successRate(h),
 			SimNoDelivery: eval.Summarize(s, cfg.Seed).NoDelivery, HumanNoDelivery: eval.Summarize(h, cfg.Seed).NoDelivery}
 		g.Gap = g.Sim - g.Human
-		rep.Agents[profile] = g
+		rep.Agents[name] = g
 		gapSum += math.Abs(g.Gap)
 		simEps, humanEps, floorEps = append(simEps, s...), append(humanEps, h...), append(floorEps, f...)
 	}
@@ -271,6 +279,27 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		rep.NLL = &v
 	}
 	return rep, nil
+}
+
+// AgentSpec is the full name of an agent of Config.Agents: a bare name is
+// a scripted profile ("careful" is "scripted:careful").
+func AgentSpec(name string) string {
+	if strings.Contains(name, ":") {
+		return name
+	}
+	return "scripted:" + name
+}
+
+// buildAgent builds one of cfg.Agents.
+func buildAgent(t Task, cfg Config, name string) (dialog.Agent, error) {
+	if cfg.Agent != nil {
+		return cfg.Agent(AgentSpec(name))
+	}
+	profile, ok := strings.CutPrefix(AgentSpec(name), "scripted:")
+	if !ok {
+		return nil, fmt.Errorf("fidelity: agent %q: only scripted profiles without Config.Agent", name)
+	}
+	return t.Agent(profile)
 }
 
 func withUser(c rollout.Config, name string) rollout.Config {

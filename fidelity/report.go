@@ -41,7 +41,7 @@ func WriteTable(w io.Writer, reps []Report) error {
 	}
 	sort.Strings(agents)
 	for _, a := range agents {
-		fmt.Fprintf(tw, "scripted:%s\t%.3f%s", a, reps[0].Agents[a].Human, noDelivery(reps[0].Agents[a].HumanNoDelivery))
+		fmt.Fprintf(tw, "%s\t%.3f%s", AgentSpec(a), reps[0].Agents[a].Human, noDelivery(reps[0].Agents[a].HumanNoDelivery))
 		for _, r := range reps {
 			g := r.Agents[a]
 			fmt.Fprintf(tw, "\t%.3f (%+.3f)%s", g.Sim, g.Gap, noDelivery(g.SimNoDelivery))

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
@@ -19,9 +18,10 @@ import (
 
 func newFidelityCmd() *cobra.Command {
 	var (
-		taskName, data, sims, out, logs string
-		cfg                             fidelity.Config
-		asJSON                          bool
+		taskName, data, sims, out, logs, agents string
+		temperature                             float64
+		cfg                                     fidelity.Config
+		asJSON                                  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "fidelity",
@@ -37,23 +37,57 @@ contexts (the test split, personas never seen in the logs):
   leak           how often asking for the answer (or target) gets it
   oversharing    the fraction of hidden facts given away in the opening
   end agree      how often the simulator ends when the human would
-  sim-to-real    the scripted agents' success against the simulator minus
-                 against the human (mean absolute value)
+  sim-to-real    each agent's success against the simulator minus against
+                 the human, paired on the same problems and seeds (the mean
+                 absolute value over agents). --agents names the agents:
+                 scripted profiles (default: every one; a bare name is a
+                 profile), lm:DIR (a trained policy, with the task's tool,
+                 greedy unless --temperature) or remote:MODEL, so the gap
+                 is measured on RL policies, not only on the scripted
+                 agents the simulator was fitted to
   NLL            per-token NLL of held-out human user turns (learned only)
 
 The objective an agent trains on is off by up to R_max·Σ_t (H−t)·δ_t, so δ̄
 is the headline number. With --out DIR a plot of δ_t by turn and the JSON are
 written there.
 
-With --logs FILE (your own human logs, or episodes) the simulators are
-measured against the logged people instead of the proxy, on the file's
-held-out (split test) conversations, teacher-forced: the per-token NLL and
-perplexity of the real user turns (learned simulators).`,
+With --logs FILE (your own human logs in the calibrl.humanlog/v1 schema, see
+convert-logs, or episodes JSONL) the simulators are measured against the
+logged people instead of the proxy, on the file's held-out (split test)
+conversations, teacher-forced: at every logged user turn the simulator reads
+the logged history up to that turn and writes its own. Any user can be
+measured (learned:DIR, remote:MODEL, naive, human). Per simulator:
+
+  NLL, ppl       per-token NLL and perplexity of the real user turns
+                 (learned simulators)
+  act agree      share of user turns where the simulator's dialogue act
+                 equals the person's, overall and per user turn t
+  δ_t, δ̄         total-variation distance between the simulator's and the
+                 people's act distributions at user turn t (over the
+                 conversations that reach it) and its mean; δ_t can be 0
+                 while agreement is 0 (the right acts to the wrong people),
+                 so read both
+  end P, end R   termination precision P(person ended | simulator ended)
+                 and recall P(simulator ended | person ended); the
+                 simulator ends where it closes the conversation
+  leak           share of user turns that give away the ground truth or a
+                 hidden fact no earlier agent turn asked for, beside the
+                 logged people's own rate on the same turns. Asked: a
+                 question naming the answer, result or solution (or the
+                 full text, for documents) that proposes no number, or a
+                 question with one of the fact's cue words
+With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 		Example: `  calibrl fidelity --task mathchat --sim naive
   calibrl fidelity --task mathchat --sim naive,learned:sim,learned-nocontext:sim-blind --out runs/fid
-  calibrl fidelity --task mathchat --sim learned:sim --json`,
+  calibrl fidelity --task mathchat --sim learned:sim --agents careful,lm:runs/q/checkpoints/calibrated-interactive/seed-0 --temperature 1
+  calibrl fidelity --task mathchat --sim learned:sim,naive,human --logs held-out.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// -1, the default, means "the agent's own"; any value given must
+			// be a temperature (as eval's flag).
+			if cmd.Flags().Changed("temperature") && !(temperature >= 0 && temperature <= 100) {
+				return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy)", temperature)
+			}
 			if err := resolveData(&taskName, &data); err != nil {
 				return err
 			}
@@ -74,8 +108,10 @@ perplexity of the real user turns (learned simulators).`,
 				return fmt.Errorf("--sim: name at least one simulator")
 			}
 			if logs != "" {
-				return logFidelity(cmd, t, taskName, logs, names, asJSON)
+				return logFidelity(cmd, t, taskName, logs, names, fidelity.LogConfig{Turns: cfg.Turns, Seed: cfg.Seed}, out, asJSON)
 			}
+			cfg.Agents = spec.Agents(agents)
+			cfg.Agent = func(name string) (dialog.Agent, error) { return fidelityAgent(t, name, temperature) }
 			var reps []fidelity.Report
 			for _, name := range names {
 				sim, err := spec.User(t, name)
@@ -119,60 +155,80 @@ perplexity of the real user turns (learned simulators).`,
 	f := cmd.Flags()
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&sims, "sim", "naive", "comma-separated simulators: naive, learned:DIR, learned-nocontext:DIR")
-	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per scripted agent and per probe")
+	f.StringVar(&sims, "sim", "naive", "comma-separated simulators: naive, human, learned:DIR, learned-nocontext:DIR, remote:MODEL")
+	f.StringVar(&agents, "agents", "", "comma-separated agents for the sim-to-real gap: scripted:PROFILE (or a bare profile), lm:DIR, remote:MODEL (default every scripted profile)")
+	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents (default greedy, as eval plays)")
+	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per agent and per probe")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed shared by the simulator and the human")
-	f.IntVar(&cfg.MaxTurns, "max-turns", 10, "turn limit of the scripted agents' episodes")
+	f.IntVar(&cfg.MaxTurns, "max-turns", 10, "turn limit of the agents' episodes")
 	f.IntVar(&cfg.Turns, "turns", 6, "user-turn indexes δ_t covers (0 is the opening)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per simulator")
-	f.StringVar(&out, "out", "", "folder for fidelity.json and the δ_t plot")
-	f.StringVar(&logs, "logs", "", "measure against these logged conversations instead of the human proxy: their held-out (test) ones, episodes or human logs (convert-logs)")
+	f.StringVar(&out, "out", "", "folder for fidelity.json and the δ_t plot (fidelity-logs.json with --logs)")
+	f.StringVar(&logs, "logs", "", "measure against these logged conversations instead of the human proxy: their held-out (test) ones, teacher-forced; episodes or human logs (convert-logs)")
 	return cmd
 }
 
+// fidelityAgent builds an agent of --agents: spec.Agent's (an lm:DIR
+// policy gets the task's tool there), with --temperature applied to a
+// checkpoint policy when given (≥ 0).
+func fidelityAgent(t task.Task, name string, temperature float64) (dialog.Agent, error) {
+	a, err := spec.Agent(t, name)
+	if err != nil {
+		return nil, fmt.Errorf("--agents: %w", err)
+	}
+	if la, ok := a.(*chatlm.Agent); ok && temperature >= 0 {
+		la.Gen.Temperature = temperature
+	}
+	return a, nil
+}
+
+// logRow is one simulator's line of `fidelity --logs --json`.
+type logRow struct {
+	Logs string `json:"logs"`
+	fidelity.LogReport
+}
+
 // logFidelity measures each simulator against logged conversations: the
-// held-out (test) ones of logs, teacher-forced.
-func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []string, asJSON bool) error {
+// held-out (test) ones of logs, teacher-forced (fidelity.MeasureLogs).
+func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []string, cfg fidelity.LogConfig, out string, asJSON bool) error {
 	eps, err := loadTaskLogs(logs, taskName)
 	if err != nil {
 		return err
 	}
 	var held []dialog.Episode
-	userTurns := 0
 	for _, ep := range eps {
 		if ep.Split == "test" {
 			held = append(held, ep)
-			for _, m := range ep.Messages {
-				if m.Role == dialog.RoleUser {
-					userTurns++
-				}
-			}
 		}
 	}
 	if len(held) == 0 {
-		return fmt.Errorf("%s: no held-out (split test) conversations among %d", logs, len(eps))
+		return fmt.Errorf("%s: no held-out (split test) conversations among %d (collect some with calibrl collect --split test)", logs, len(eps))
 	}
-	type row struct {
-		Sim           string   `json:"sim"`
-		Logs          string   `json:"logs"`
-		Conversations int      `json:"conversations"`
-		UserTurns     int      `json:"user_turns"`
-		NLL           *float64 `json:"nll,omitempty"`
-		Perplexity    *float64 `json:"perplexity,omitempty"`
-	}
-	var rows []row
+	var rows []logRow
+	var reps []fidelity.LogReport
 	for _, name := range sims {
 		sim, err := spec.User(t, name)
 		if err != nil {
 			return err
 		}
-		r := row{Sim: name, Logs: logs, Conversations: len(held), UserTurns: userTurns}
+		var nll func([]dialog.Episode) float64
 		if l, ok := sim.(*chatlm.User); ok {
-			nll := train.UserNLL(l, held)
-			ppl := math.Exp(nll)
-			r.NLL, r.Perplexity = &nll, &ppl
+			nll = func(eps []dialog.Episode) float64 { return train.UserNLL(l, eps) }
 		}
-		rows = append(rows, r)
+		rep, err := fidelity.MeasureLogs(cmd.Context(), name, sim, held, cfg, nll)
+		if err != nil {
+			return fmt.Errorf("%s: %w", logs, err)
+		}
+		rows, reps = append(rows, logRow{Logs: logs, LogReport: rep}), append(reps, rep)
+	}
+	if out != "" {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+		data, _ := json.MarshalIndent(rows, "", "  ")
+		if err := os.WriteFile(filepath.Join(out, "fidelity-logs.json"), append(data, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
 	w := cmd.OutOrStdout()
 	if asJSON {
@@ -184,13 +240,6 @@ func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []
 		}
 		return nil
 	}
-	fmt.Fprintf(w, "against %s: %d held-out conversations, %d user turns (teacher-forced)\n", logs, len(held), userTurns)
-	for _, r := range rows {
-		if r.NLL == nil {
-			fmt.Fprintf(w, "%-28s NLL n/a (not a learned simulator)\n", r.Sim)
-			continue
-		}
-		fmt.Fprintf(w, "%-28s NLL %.3f per token, perplexity %.2f\n", r.Sim, *r.NLL, *r.Perplexity)
-	}
-	return nil
+	fmt.Fprintf(w, "against %s: %d held-out conversations, %d user turns (teacher-forced)\n\n", logs, len(held), reps[0].UserTurns)
+	return fidelity.WriteLogTable(w, reps)
 }
