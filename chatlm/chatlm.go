@@ -100,24 +100,24 @@ func UserMessages(o *dialog.Oracle, history []dialog.Message, oracle bool, judge
 	}
 	judged := make([]tokenizer.Message, 0, len(msgs)+2)
 	judged = append(judged, msgs[0])
-	for i, h := range history {
+	for i := range history {
 		judged = append(judged, msgs[i+1])
-		if v := judge(o, h); v != "" {
+		if v := judge(o, history[:i+1]); v != "" {
 			judged = append(judged, tokenizer.Message{Role: string(dialog.RoleSystem), Content: v})
 		}
 	}
 	return judged
 }
 
-// A Judge gives its verdict on an agent turn ("" when the turn delivers no
-// outcome). It is the part of the oracle context a person computes: they
+// A Judge gives its verdict on the last message of msgs, an agent turn in
+// its conversation ("" when it is not one or delivers no outcome). It is the part of the oracle context a person computes: they
 // hold the answer and compare. A language model simulator does the
 // comparison itself; a 1M-parameter one trained on a few thousand logs
 // does not learn it — it learns the shortcut that careful-looking answers
 // are accepted, and so accepts a careful-looking wrong answer — so the
 // embedded simulator is shown the task's own check (fidelity's verdicts
 // measure this).
-type Judge func(o *dialog.Oracle, turn dialog.Message) string
+type Judge func(o *dialog.Oracle, msgs []dialog.Message) string
 
 // The verdicts a TaskJudge writes.
 const (
@@ -125,10 +125,13 @@ const (
 	CheckWrong = "Check: wrong."
 )
 
-// TaskJudge judges a turn by the task's score of it alone (dialog.Verdict).
+// TaskJudge judges a turn by the task's verdict on it (dialog.Verdict): in
+// its conversation, so that a docedit turn of edit commands is judged by
+// the document the environment made of it, as a full revision to the same
+// document would be.
 func TaskJudge(s dialog.Scorer) Judge {
-	return func(o *dialog.Oracle, turn dialog.Message) string {
-		delivered, right := dialog.Verdict(s, o, turn)
+	return func(o *dialog.Oracle, msgs []dialog.Message) string {
+		delivered, right := dialog.Verdict(s, o, msgs)
 		switch {
 		case !delivered:
 			return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/chatlm/chatlmtest"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/docedit"
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
@@ -253,5 +254,53 @@ func TestCompleterAnswersRoleFlippedChats(t *testing.T) {
 	}
 	if _, _, _, err := chatlm.NewCompleter(u, 7).Complete(context.Background(), nil); err == nil {
 		t.Fatal("no messages: want an error")
+	}
+}
+
+// A docedit turn of edit commands is checked by the document the
+// environment made of it from the current document, as the full revision
+// to that document is: the command that restores the first sentence a
+// spoilt revision lost is right, though on the draft alone it would not be.
+func TestTaskJudgeChecksCommandsInTheirConversation(t *testing.T) {
+	tk, err := docedit.New(docedit.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := chatlm.TaskJudge(tk)
+	checked := 0
+	for i := 0; i < 20; i++ {
+		o, v, err := tk.Instance("test", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sents := docedit.SplitSentences(o.Truth)
+		if strings.Contains(sents[0], `"`) {
+			continue
+		}
+		h := []dialog.Message{
+			{Role: dialog.RoleUser, Content: o.Opening},
+			{Role: dialog.RoleAssistant, Content: docedit.DocMarker + "\n" + docedit.JoinSentences(append([]string{"Zzqx."}, sents[1:]...))},
+			{Role: dialog.RoleUser, Content: "The first sentence is off."},
+		}
+		cmd := dialog.Message{Role: dialog.RoleAssistant, Content: `Take out the sentence "Zzqx.". At the start, add the sentence "` + sents[0] + `".`}
+		full := dialog.Message{Role: dialog.RoleAssistant, Content: docedit.DocMarker + "\n" + o.Truth}
+		for _, last := range []dialog.Message{cmd, full} {
+			conv := append(append([]dialog.Message(nil), h...), last)
+			if note := tk.Environment().Respond(v, conv); note != "" {
+				conv = append(conv, dialog.Message{Role: dialog.RoleSystem, Content: note})
+			}
+			if got := judge(o, conv[:len(h)+1]); got != chatlm.CheckRight {
+				t.Errorf("instance %d: %q checked %q, want %q", i, last.Content, got, chatlm.CheckRight)
+			}
+			msgs := chatlm.UserMessages(o, conv, true, judge)
+			// system, opening, revision, its check, reply, the last turn, its check[, the note]
+			if len(msgs) < 7 || msgs[3].Content != chatlm.CheckWrong || msgs[6].Content != chatlm.CheckRight {
+				t.Errorf("instance %d: the simulator reads %+v", i, msgs)
+			}
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d instances checked", checked)
 	}
 }

@@ -185,14 +185,38 @@ type Scorer interface {
 	Score(o *Oracle, msgs []Message) Score
 }
 
-// Verdict reports whether an agent turn delivers an outcome on its own (an
-// answer, a revised document that is not the draft) and whether the task
-// scores that outcome a success.
-func Verdict(s Scorer, o *Oracle, turn Message) (delivered, right bool) {
-	if turn.Role != RoleAssistant {
+// A TurnScorer is a task whose agent turns act on what the earlier turns
+// made, as docedit's edit commands change the document the conversation
+// holds so far: one of its turns means something only in its
+// conversation, so it is judged there (Verdict).
+type TurnScorer interface {
+	// ScoreTurn judges the last message of msgs, an agent turn, in the
+	// conversation before it: delivered reports that the turn delivers an
+	// outcome (for docedit: shows a full document or gives an edit
+	// command), and sc is the task's score of the outcome after it.
+	ScoreTurn(o *Oracle, msgs []Message) (delivered bool, sc Score)
+}
+
+// Verdict reports whether the last message of msgs, an agent turn,
+// delivers an outcome (an answer, a document that is not the draft) and
+// whether the task scores that outcome a success. It is the one judgement
+// of a single turn that simulators' checks, static RL's outcome reward and
+// fidelity's verdicts share. A TurnScorer judges the turn in its
+// conversation (a docedit command turn is applied to the current document
+// first, as the environment applies it); any other task scores the turn on
+// its own, so the turns before it do not matter.
+func Verdict(s Scorer, o *Oracle, msgs []Message) (delivered, right bool) {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != RoleAssistant {
 		return false, false
 	}
-	sc := s.Score(o, []Message{turn})
+	var sc Score
+	if ts, ok := s.(TurnScorer); ok {
+		if delivered, sc = ts.ScoreTurn(o, msgs); !delivered {
+			return false, false
+		}
+	} else {
+		sc = s.Score(o, msgs[len(msgs)-1:])
+	}
 	if sc.Outcome == "" || sc.Outcome == o.Draft {
 		return false, false
 	}

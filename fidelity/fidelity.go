@@ -104,15 +104,13 @@ type Verdicts struct {
 }
 
 // verdicts reads the judgements in eps. An agent turn delivers an outcome
-// when the task scores it, on its own, to one (that is not the draft). For
-// a task with an environment (dialog.Environment: docedit's edit commands
-// change the document the earlier turns made) the outcome is judged in
-// its conversation, and the user's reply is the next user turn after the
-// environment's note.
+// when the task's verdict on it in its conversation (dialog.Verdict; for
+// docedit the document its edit commands made of the current one) says
+// so, and the user's reply is the next user turn, after the environment's
+// note when there is one.
 func verdicts(t rollout.Task, eps []dialog.Episode) Verdicts {
 	var v Verdicts
 	var acceptWrong, acceptRight int
-	env := dialog.EnvironmentOf(t) != nil
 	for i := range eps {
 		ep := &eps[i]
 		msgs := ep.Messages
@@ -127,12 +125,9 @@ func verdicts(t rollout.Task, eps []dialog.Episode) Verdicts {
 			if k == len(msgs) || msgs[k].Role != dialog.RoleUser {
 				continue
 			}
-			delivered, right := dialog.Verdict(t, &ep.Oracle, msgs[j])
+			delivered, right := dialog.Verdict(t, &ep.Oracle, msgs[:j+1])
 			if !delivered {
 				continue
-			}
-			if env {
-				right = t.Score(&ep.Oracle, msgs[:j+1]).Success
 			}
 			ended := k+1 == len(msgs) && ep.End.ByUser()
 			accepted := Classify(&ep.Oracle, msgs[k].Content, ended) == Accept

@@ -131,10 +131,11 @@ func (s *Simulator) Complete(ctx context.Context, req ChatRequest) (ChatReply, e
 }
 
 // lastRight reports whether the last outcome the agent delivered is right
-// by the task's score: a user who ends then ends satisfied.
+// by the task's verdict on that turn in its conversation (dialog.Verdict):
+// a user who ends then ends satisfied.
 func (s *Simulator) lastRight(o *dialog.Oracle, history []dialog.Message) bool {
 	for i := len(history) - 1; i >= 0; i-- {
-		if delivered, right := dialog.Verdict(s.scorer, o, history[i]); delivered {
+		if delivered, right := dialog.Verdict(s.scorer, o, history[:i+1]); delivered {
 			return right
 		}
 	}

@@ -42,7 +42,7 @@ func TestUserSystemPromptReadsBackToTheSimulatorsContext(t *testing.T) {
 					t.Fatalf("%s %s/%d: context read back\n%s\nwant\n%s", name, split, i, a, b)
 				}
 				for _, answer := range []string{"The answer is " + o.Truth + ".", "The answer is 7919.", o.Truth, "What is the price?"} {
-					turn := dialog.Message{Role: dialog.RoleAssistant, Content: answer}
+					turn := []dialog.Message{{Role: dialog.RoleAssistant, Content: answer}}
 					if a, b := judge(got, turn), judge(o, turn); a != b {
 						t.Fatalf("%s %s/%d: check of %q read back %q, want %q", name, split, i, answer, a, b)
 					}

@@ -14,10 +14,12 @@ package train
 // How a candidate is scored (StaticConfig.Reward):
 //
 //   - "outcome" (default): prompts are cut only where the logging agent
-//     delivered an outcome (an answer), and the task scores the candidate
-//     turn itself — single-turn outcome RL on logged contexts. The reward
-//     is the candidate's alone, so the advantage is never noise from what
-//     comes after.
+//     delivered an outcome (an answer, a document or edit commands), and
+//     the task's verdict on the candidate turn is the reward (1 when
+//     right) — single-turn outcome RL on logged contexts. The candidate is
+//     judged in its logged conversation (dialog.Verdict: a docedit command
+//     turn edits the document as it stands at the cut), and nothing comes
+//     after it, so the advantage is never noise from what follows.
 //   - "continuation": CollabLLM's multiturn-aware reward (Wu et al. 2025,
 //     https://arxiv.org/abs/2502.00640) with one sample: from every
 //     logged agent turn, the candidate is continued by the frozen base
@@ -121,18 +123,7 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 			}
 			agents[ep.Agent] = a
 		}
-		turn := 0
-		for j, m := range ep.Messages {
-			if m.Role != dialog.RoleAssistant {
-				continue
-			}
-			if j > 0 && turn < cfg.MaxTurns {
-				if delivered, _ := dialog.Verdict(t, &ep.Oracle, m); delivered || cfg.Reward != StaticOutcome {
-					prompts = append(prompts, prompt{ep: ep, cut: j})
-				}
-			}
-			turn++
-		}
+		prompts = cutPrompts(t, ep, cfg.MaxTurns, cfg.Reward == StaticOutcome, prompts)
 	}
 	if len(prompts) == 0 {
 		return GRPOResult{}, errors.New("static: the logs hold no agent turn to learn from")
@@ -150,6 +141,42 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 	}
 	s := &staticRun{rlRun: r, prompts: prompts, agents: agents, outcome: cfg.Reward == StaticOutcome}
 	return r.loop(ctx, s.batch)
+}
+
+// cutPrompts appends to dst the prompts of ep: a cut before each of its
+// first maxTurns agent turns but the opening one, and with onlyDelivered
+// only before those that deliver an outcome in their conversation
+// (dialog.Verdict).
+func cutPrompts(t rollout.Task, ep *dialog.Episode, maxTurns int, onlyDelivered bool, dst []prompt) []prompt {
+	turn := 0
+	for j, m := range ep.Messages {
+		if m.Role != dialog.RoleAssistant {
+			continue
+		}
+		if j > 0 && turn < maxTurns {
+			if delivered, _ := dialog.Verdict(t, &ep.Oracle, ep.Messages[:j+1]); delivered || !onlyDelivered {
+				dst = append(dst, prompt{ep: ep, cut: j})
+			}
+		}
+		turn++
+	}
+	return dst
+}
+
+// with is the logged conversation up to p's cut followed by cand.
+func (p prompt) with(cand dialog.Message) []dialog.Message {
+	return append(append([]dialog.Message(nil), p.ep.Messages[:p.cut]...), cand)
+}
+
+// outcomeReward is StaticOutcome's reward of candidate turn cand at p's
+// cut: 1 when the task's verdict on it in the logged conversation is
+// right (dialog.Verdict: a docedit command turn edits the document as it
+// stands at the cut), else 0.
+func outcomeReward(t rollout.Task, p prompt, cand dialog.Message) float64 {
+	if _, right := dialog.Verdict(t, &p.ep.Oracle, p.with(cand)); right {
+		return 1
+	}
+	return 0
 }
 
 type staticRun struct {
@@ -212,12 +239,10 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 			tokens += float64(len(turns[k].IDs))
 			cand := dialog.Message{Role: dialog.RoleAssistant, Content: turns[k].Text, Tokens: len(turns[k].IDs)}
 			if s.outcome {
-				if _, right := dialog.Verdict(s.task, &p.ep.Oracle, cand); right {
-					b.rewards[k] = 1
-				}
+				b.rewards[k] = outcomeReward(s.task, p, cand)
 				continue
 			}
-			msgs := append(append([]dialog.Message(nil), p.ep.Messages[:p.cut]...), cand)
+			msgs := p.with(cand)
 			br, err := s.branch(ctx, p, msgs, simSeed)
 			if err != nil {
 				return rlBatch{}, fmt.Errorf("static: prompt %s at message %d: %w", p.ep.ID, p.cut, err)

@@ -6,12 +6,14 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/task/docedit"
 )
 
 // addGuesser is a behaviour agent for the toy task: right with chance
@@ -231,5 +233,50 @@ func TestStaticMathchatWithModelSimulator(t *testing.T) {
 	last := recs[len(recs)-1]
 	if turns := last["rollout/turns"].(float64); turns < 1 || turns > 6 {
 		t.Fatalf("completed conversations average %v agent turns, want within 1..6", turns)
+	}
+}
+
+// Static RL's outcome reward judges a docedit candidate in its logged
+// conversation: a command turn at a cut edits the document as it stands
+// there, so it earns what the full revision to the same document earns.
+// The logged command turns are the candidates; their cuts are prompts.
+func TestStaticOutcomeRewardAppliesCommandsAtTheCut(t *testing.T) {
+	tk, err := task.Lookup("docedit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := tk.User("human")
+	var logs []dialog.Episode
+	for _, profile := range tk.Profiles() {
+		a, _ := tk.Agent(profile)
+		eps, err := rollout.Run(context.Background(), tk, a, h, rollout.Config{Split: "train", Instances: 20, Seed: 9, MaxTurns: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, eps...)
+	}
+	var prompts []prompt
+	for i := range logs {
+		prompts = cutPrompts(tk, &logs[i], 8, true, prompts)
+	}
+	commands, right, alone := 0, 0, 0
+	for _, p := range prompts {
+		logged := p.ep.Messages[p.cut]
+		if strings.Contains(logged.Content, docedit.DocMarker) {
+			continue
+		}
+		commands++
+		doc := dialog.Message{Role: dialog.RoleAssistant, Content: docedit.DocMarker + "\n" + tk.Score(&p.ep.Oracle, p.ep.Messages[:p.cut+1]).Outcome}
+		got, want := outcomeReward(tk, p, logged), outcomeReward(tk, p, doc)
+		if got != want {
+			t.Errorf("%s at message %d: the commands earn %g, the full revision %g", p.ep.ID, p.cut, got, want)
+		}
+		right += int(got)
+		if _, r := dialog.Verdict(tk, &p.ep.Oracle, []dialog.Message{logged}); r != (got == 1) {
+			alone++
+		}
+	}
+	if commands == 0 || right == 0 || alone == 0 {
+		t.Fatalf("%d command cuts, %d rewarded, %d judged otherwise on the draft alone: the test shows nothing", commands, right, alone)
 	}
 }

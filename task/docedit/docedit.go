@@ -236,6 +236,20 @@ func (t *Task) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
 	}
 }
 
+// ScoreTurn judges the last message of msgs, an agent turn, as the
+// environment applied it to the current document the turns before it
+// made (dialog.TurnScorer): it delivers when it shows a full document or
+// gives a command, and its score is Score's of the document after it. A
+// command turn that fixes the document so scores as a full revision to
+// the same document does.
+func (t *Task) ScoreTurn(o *dialog.Oracle, msgs []dialog.Message) (bool, dialog.Score) {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != dialog.RoleAssistant {
+		return false, dialog.Score{}
+	}
+	r, _ := lastTurn(Normalize(o.Draft), msgs)
+	return r.Delivered, t.Score(o, msgs)
+}
+
 // Environment applies the agents' edit commands and shows the current
 // document (dialog.EnvironmentOf).
 func (t *Task) Environment() dialog.Environment { return Environment{} }
