@@ -22,3 +22,11 @@ func EnvironmentOf(t any) Environment {
 	}
 	return nil
 }
+
+// IsNote reports whether m, a message of a conversation's history, is an
+// environment's note: the rollout records notes, and only notes, as
+// system messages among the turns. Every speaker reads a note where it
+// stands, as a system message with the environment's text, whoever
+// renders the conversation: calibrl's own models (chatlm), agents and
+// users behind an endpoint (remote), exported datasets (export).
+func IsNote(m Message) bool { return m.Role == RoleSystem }

@@ -76,7 +76,10 @@ const OpeningCue = "(The conversation has not started yet. Write your opening me
 
 // RolePlayChat is the chat the LLM user answers: its system prompt, the
 // opening cue, then the dialogue with roles flipped (the agent's turns as
-// "user", the user's own turns as "assistant" replies in the JSON shape).
+// "user", the user's own turns as "assistant" replies in the JSON shape)
+// and the environment's notes as system messages where they stand
+// (dialog.IsNote: docedit's current document after a turn of edit
+// commands), as calibrl's own simulator reads them.
 // When endLast is set the user's last message is marked as ending the
 // conversation (satisfied as given), as training targets need; an episode
 // the user ended with no last words ends with an empty ending reply.
@@ -104,6 +107,10 @@ func RolePlayChat(o *dialog.Oracle, history []dialog.Message, endLast, satisfied
 			out = append(out, dialog.Message{Role: dialog.RoleAssistant, Content: encodeReply(r)})
 		case dialog.RoleAssistant:
 			out = append(out, dialog.Message{Role: dialog.RoleUser, Content: m.Content})
+		default:
+			if dialog.IsNote(m) {
+				out = append(out, dialog.Message{Role: dialog.RoleSystem, Content: m.Content})
+			}
 		}
 	}
 	if endLast && lastUser == -1 {
@@ -119,7 +126,8 @@ func encodeReply(r UserReply) string {
 
 // AgentChat is the chat a remote agent answers: the view's instructions
 // (and the draft, for document tasks) as the system message, then the
-// dialogue as is.
+// dialogue as is, the environment's notes as system messages where they
+// stand (dialog.IsNote), as calibrl's own agents read them.
 func AgentChat(v *dialog.View, history []dialog.Message) []dialog.Message {
 	sys := v.Instructions
 	if v.Draft != "" {
@@ -130,10 +138,7 @@ func AgentChat(v *dialog.View, history []dialog.Message) []dialog.Message {
 		out = append(out, dialog.Message{Role: dialog.RoleSystem, Content: sys})
 	}
 	for _, m := range history {
-		if m.Role == dialog.RoleSystem {
-			continue
-		}
-		out = append(out, dialog.Message{Role: m.Role, Content: m.Content})
+		out = append(out, dialog.Message{Role: m.Role, Content: m.Content}) // a note stays a system message
 	}
 	return out
 }

@@ -122,7 +122,8 @@ func lines(s string) []string {
 // role-played user answers (the system prompt, the opening cue, the
 // user's own turns as "assistant" replies in the JSON shape, the agent's
 // as "user"), it returns the oracle context and the dialogue the right
-// way round (the user's turns as RoleUser, the agent's as RoleAssistant).
+// way round (the user's turns as RoleUser, the agent's as RoleAssistant,
+// the environment's notes, system messages after the prompt, as notes).
 // The opening cue may be left out; an assistant turn that is not in the
 // JSON shape is read as plain text. Errors name the message.
 func ReadRolePlayChat(msgs []dialog.Message) (*dialog.Oracle, []dialog.Message, error) {
@@ -151,12 +152,21 @@ func ReadRolePlayChat(msgs []dialog.Message) (*dialog.Oracle, []dialog.Message, 
 			}
 		case dialog.RoleUser:
 			history = append(history, dialog.Message{Role: dialog.RoleAssistant, Content: m.Content})
+		case dialog.RoleSystem:
+			if len(history) == 0 || history[len(history)-1].Role == dialog.RoleUser {
+				return nil, nil, fmt.Errorf("messages[%d]: a system message that follows no agent turn: after the prompt, system messages are the environment's notes on the agent's turns", start+i)
+			}
+			history = append(history, dialog.Message{Role: dialog.RoleSystem, Content: m.Content})
 		default:
-			return nil, nil, fmt.Errorf("messages[%d]: role %q after the system prompt (want user for the agent's turns, assistant for the simulated user's)", start+i, m.Role)
+			return nil, nil, fmt.Errorf("messages[%d]: role %q after the system prompt (want user for the agent's turns, assistant for the simulated user's, system for the environment's notes)", start+i, m.Role)
 		}
 	}
-	if len(history) > 0 && history[len(history)-1].Role != dialog.RoleAssistant {
-		return nil, nil, fmt.Errorf("messages[%d]: the chat ends with the simulated user's own turn: it answers the agent, so the last message must be the agent's (role user)", len(msgs)-1)
+	last := len(history) - 1
+	for last >= 0 && dialog.IsNote(history[last]) {
+		last--
+	}
+	if last >= 0 && history[last].Role != dialog.RoleAssistant {
+		return nil, nil, fmt.Errorf("messages[%d]: the chat ends with the simulated user's own turn: it answers the agent, so the last message must be the agent's (role user) or the environment's note on it", len(msgs)-1)
 	}
 	return o, history, nil
 }

@@ -143,8 +143,8 @@ func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserRe
 	for try := 0; try <= retries; try++ {
 		seed := s.seed + s.turn*64 + int64(try)
 		resp, err := s.u.pool.Complete(ctx, Request{Messages: msgs, Seed: &seed, JSON: true})
-		for err != nil && tooLong(err) && len(msgs) > keepHead+2 {
-			msgs = append(msgs[:keepHead:keepHead], msgs[keepHead+2:]...)
+		for n := oldestExchange(msgs); err != nil && tooLong(err) && n > 0; n = oldestExchange(msgs) {
+			msgs = append(msgs[:keepHead:keepHead], msgs[keepHead+n:]...)
 			s.u.dropped.Add(1)
 			resp, err = s.u.pool.Complete(ctx, Request{Messages: msgs, Seed: &seed, JSON: true})
 		}
@@ -166,6 +166,24 @@ func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserRe
 // keepHead is the part of a role-play chat never dropped to fit a
 // context: the system prompt, the opening cue and the user's opening.
 const keepHead = 3
+
+// oldestExchange is the length of the oldest exchange after a role-play
+// chat's head: an agent turn, the environment's notes on it and the
+// user's reply; 0 when dropping it would leave out the agent's last turn.
+func oldestExchange(msgs []dialog.Message) int {
+	n := 1
+	for keepHead+n < len(msgs) && msgs[keepHead+n].Role == dialog.RoleSystem {
+		n++
+	}
+	if keepHead+n >= len(msgs) || msgs[keepHead+n].Role != dialog.RoleAssistant {
+		return 0
+	}
+	n++
+	if keepHead+n >= len(msgs) {
+		return 0
+	}
+	return n
+}
 
 // tooLong reports an endpoint's refusal of a prompt longer than its
 // context: OpenAI's code context_length_exceeded, or the message vLLM and
