@@ -17,6 +17,7 @@ import (
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/metric"
+	"github.com/calibrl/calibrl/runreport"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -173,6 +174,11 @@ func (r *run) report() ([]Row, error) {
 		return nil, err
 	}
 	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, greedyRows, curves, diag) }); err != nil {
+		return nil, err
+	}
+	// The same run as one page for a browser, read back from the files
+	// just written (so `calibrl report` re-renders it identically).
+	if err := runreport.Write(r.f.Dir); err != nil {
 		return nil, err
 	}
 	return rows, nil

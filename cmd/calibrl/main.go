@@ -56,6 +56,7 @@ proxy and small transformer models trained by calibrl's own engine.`,
 		newServeCmd(),
 		newExportCmd(),
 		newConvertLogsCmd(),
+		newReportCmd(),
 	// Subcommands register here, one constructor per file.
 	)
 	return root

@@ -1,0 +1,256 @@
+package runreport
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Axis is a chart axis: its range, fitted to the data (fitAxis), and its
+// ticks.
+type Axis struct {
+	Min, Max float64
+	Ticks    []Tick
+}
+
+// Tick is one labelled tick at pixel position Pos.
+type Tick struct {
+	Pos   float64
+	Label string
+}
+
+// fitAxis fits a range of about n nice steps (1, 2, 2.5 or 5 × 10^k) around
+// the data's [lo, hi]: the range starts and ends on a step, so it exceeds
+// the data by less than one step at each end. A flat series (lo == hi) gets
+// a range of ±5% of its value (±0.05 around 0). The range is never widened
+// to a metric's theoretical bounds: rewards that all lie in [0.03, 0.16]
+// get [0, 0.2], not [0, 1].
+func fitAxis(lo, hi float64, n int) (min, max, step float64) {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return 0, 1, 0.25
+	}
+	if hi < lo {
+		lo, hi = hi, lo
+	}
+	if hi-lo <= 1e-12*math.Max(1, math.Abs(hi)) {
+		pad := 0.05 * math.Abs(hi)
+		if pad == 0 {
+			pad = 0.05
+		}
+		lo, hi = lo-pad, hi+pad
+	}
+	step = niceStep((hi - lo) / float64(n))
+	// The small slack keeps a value that is a whole number of steps (0.2
+	// as 4 × 0.05) from being pushed one step out by rounding.
+	min = math.Floor(lo/step+1e-9) * step
+	max = math.Ceil(hi/step-1e-9) * step
+	// k × step may round just inside the data (4 × 1e-5 < 4e-5).
+	min, max = math.Min(min, lo), math.Max(max, hi)
+	return min, max, step
+}
+
+// niceStep is the smallest of 1, 2, 2.5, 5 × 10^k not below x.
+func niceStep(x float64) float64 {
+	e := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, f := range []float64{1, 2, 2.5, 5, 10} {
+		if x <= f*e*(1+1e-9) {
+			return f * e
+		}
+	}
+	return 10 * e
+}
+
+// tickLabel writes v with as many decimals as step needs; steps below
+// 0.001 (KL divergences) in short scientific form.
+func tickLabel(v, step float64) string {
+	if math.Abs(v) < step*1e-6 {
+		v = 0
+	}
+	if step < 1e-3 {
+		if v == 0 {
+			return "0"
+		}
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	d := 0
+	for s := step; math.Abs(s-math.Round(s)) > 1e-9*math.Max(1, s) && d < 6; s *= 10 {
+		d++
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// Chart geometry in SVG user units: the plot area of a line chart.
+const (
+	chartW, chartH = 320, 190
+	padL, padR     = 52, 12
+	padT, padB     = 12, 30
+)
+
+// LineChart is one small multiple: lines over a shared x, on axes fitted
+// to the data.
+type LineChart struct {
+	Title  string
+	XLabel string
+	W, H   int
+	// The plot area's corners.
+	X0, X1, Y0, Y1 float64
+	X, Y           Axis
+	Series         []Series
+	// DataMin and DataMax are the extremes of the plotted y values.
+	DataMin, DataMax float64
+}
+
+// Series is one line of a chart.
+type Series struct {
+	Name   string
+	Color  string
+	Dashed bool
+	// Points is the polyline's "x,y x,y …"; Dots are drawn for short
+	// series, where a line alone hides how few readings there are.
+	Points string
+	Dots   []Dot
+}
+
+// Dot is one marked reading.
+type Dot struct {
+	X, Y  float64
+	Label string
+}
+
+// Line is the data of one series.
+type Line struct {
+	Name   string
+	X, Y   []float64
+	Color  string
+	Dashed bool
+}
+
+// palette colours the seeds (and simulators) of a chart, in order.
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"}
+
+// color is palette entry k, cycling.
+func color(k int) string { return palette[k%len(palette)] }
+
+// newLineChart lays out lines on axes fitted to their data, or to yRange
+// when it is given (a range shared by the small multiples of one metric,
+// itself fitted to all of their data). It returns nil when no line has a
+// point.
+func newLineChart(title, xLabel string, lines []Line, yRange *[2]float64) *LineChart {
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, l := range lines {
+		for i := range l.X {
+			xlo, xhi = math.Min(xlo, l.X[i]), math.Max(xhi, l.X[i])
+			ylo, yhi = math.Min(ylo, l.Y[i]), math.Max(yhi, l.Y[i])
+		}
+	}
+	if math.IsInf(xlo, 1) {
+		return nil
+	}
+	c := &LineChart{Title: title, XLabel: xLabel, W: chartW, H: chartH,
+		X0: padL, X1: chartW - padR, Y0: chartH - padB, Y1: padT, DataMin: ylo, DataMax: yhi}
+	fy0, fy1 := ylo, yhi
+	if yRange != nil {
+		fy0, fy1 = yRange[0], yRange[1]
+	}
+	ymin, ymax, ystep := fitAxis(fy0, fy1, 4)
+	if xhi == xlo {
+		xlo, xhi = xlo-1, xhi+1
+	}
+	xmin, xmax, xstep := fitAxis(xlo, xhi, 5)
+	c.X, c.Y = Axis{Min: xmin, Max: xmax}, Axis{Min: ymin, Max: ymax}
+	for v := xmin; v <= xmax+xstep*1e-6; v += xstep {
+		c.X.Ticks = append(c.X.Ticks, Tick{Pos: c.px(v), Label: tickLabel(v, xstep)})
+	}
+	for v := ymin; v <= ymax+ystep*1e-6; v += ystep {
+		c.Y.Ticks = append(c.Y.Ticks, Tick{Pos: c.py(v), Label: tickLabel(v, ystep)})
+	}
+	for _, l := range lines {
+		if len(l.X) == 0 {
+			continue
+		}
+		s := Series{Name: l.Name, Color: l.Color, Dashed: l.Dashed}
+		pts := make([]string, len(l.X))
+		for i := range l.X {
+			x, y := c.px(l.X[i]), c.py(l.Y[i])
+			pts[i] = fmt.Sprintf("%.1f,%.1f", x, y)
+			if len(l.X) <= 12 {
+				s.Dots = append(s.Dots, Dot{X: x, Y: y, Label: fmt.Sprintf("%s, %s %g: %.4g", l.Name, xLabel, l.X[i], l.Y[i])})
+			}
+		}
+		s.Points = strings.Join(pts, " ")
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+func (c *LineChart) px(v float64) float64 {
+	return c.X0 + (v-c.X.Min)/(c.X.Max-c.X.Min)*(c.X1-c.X0)
+}
+
+func (c *LineChart) py(v float64) float64 {
+	return c.Y0 - (v-c.Y.Min)/(c.Y.Max-c.Y.Min)*(c.Y0-c.Y1)
+}
+
+// SpreadChart shows each arm's mean with its 95% interval and each RL
+// seed's figure as a dot, on one x axis fitted to all of them.
+type SpreadChart struct {
+	W, H   int
+	X0, X1 float64
+	X      Axis
+	Rows   []SpreadRow
+	// Bottom is the y of the x axis.
+	Bottom float64
+}
+
+// SpreadRow is one arm's line of a spread chart.
+type SpreadRow struct {
+	Arm          string
+	Y            float64
+	Mean, Lo, Hi float64
+	// MeanLabel is the mean's tooltip.
+	MeanLabel string
+	Seeds     []Dot
+}
+
+// newSpreadChart lays out the rows of set s; nil when no row has a figure.
+func newSpreadChart(s Set) *SpreadChart {
+	const rowH, left, right, top = 28, 170, 20, 10
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range s.Rows {
+		if v := r.Value(); !math.IsNaN(v) {
+			lo, hi = math.Min(lo, math.Min(v, r.CI95[0])), math.Max(hi, math.Max(v, r.CI95[1]))
+		}
+		for _, sd := range r.Seeds {
+			if v := sd.Value(); !math.IsNaN(v) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return nil
+	}
+	min, max, step := fitAxis(lo, hi, 6)
+	c := &SpreadChart{W: 900, X0: left, X1: 900 - right, X: Axis{Min: min, Max: max}}
+	c.H = top + rowH*len(s.Rows) + 30
+	c.Bottom = float64(top + rowH*len(s.Rows))
+	px := func(v float64) float64 { return c.X0 + (v-min)/(max-min)*(c.X1-c.X0) }
+	for v := min; v <= max+step*1e-6; v += step {
+		c.X.Ticks = append(c.X.Ticks, Tick{Pos: px(v), Label: tickLabel(v, step)})
+	}
+	for i, r := range s.Rows {
+		v := r.Value()
+		if math.IsNaN(v) {
+			continue
+		}
+		row := SpreadRow{Arm: r.Arm, Y: float64(top + rowH*i + rowH/2), Mean: px(v), Lo: px(r.CI95[0]), Hi: px(r.CI95[1]),
+			MeanLabel: fmt.Sprintf("%s: %.3f [%.3f, %.3f]", r.Arm, v, r.CI95[0], r.CI95[1])}
+		for _, sd := range r.Seeds {
+			if sv := sd.Value(); !math.IsNaN(sv) {
+				row.Seeds = append(row.Seeds, Dot{X: px(sv), Y: row.Y, Label: fmt.Sprintf("%s seed %d: %.3f", r.Arm, sd.Seed, sv)})
+			}
+		}
+		c.Rows = append(c.Rows, row)
+	}
+	return c
+}

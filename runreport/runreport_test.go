@@ -1,0 +1,316 @@
+package runreport
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/dialog"
+)
+
+// tinyRun writes a hand-built run folder: a base and one RL arm with two
+// seeds, two claims (one holds, one reversed), a greedy summary beside the
+// sampled one, metrics whose rewards all lie in [0.05, 0.16] and whose KL
+// is tiny, two held-out problems per arm (one user message carrying
+// markup), and, when withFidelity, a fidelity report.
+func tinyRun(t *testing.T, withFidelity bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, text string) {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	summary := func(decoding string, base, cal float64) string {
+		return fmt.Sprintf(`[
+ {"arm": "base", "decoding": %[1]q, "success": %[2]g, "ci95": [0.40, 0.60], "turns": 3.1, "tokens": 120, "train_reward": null, "real_reward": %[2]g, "gap": null},
+ {"arm": "calibrated-interactive", "decoding": %[1]q, "success": %[3]g, "ci95": [0.45, 0.65], "turns": 3.4, "tokens": 130, "train_reward": 0.7, "real_reward": %[3]g, "gap": 0.1,
+  "seeds": [{"seed": 0, "rl_seed": 3, "success": 0.52, "ci95": [0.4, 0.6], "turns": 3, "tokens": 1, "train_reward": 0.7, "real_reward": 0.52, "gap": 0.1},
+            {"seed": 1, "rl_seed": 99, "success": 0.58, "ci95": [0.5, 0.7], "turns": 3, "tokens": 1, "train_reward": 0.7, "real_reward": 0.58, "gap": 0.1}],
+  "comparisons": [
+   {"claim": "calibrated-interactive > base", "than": "base", "paper": "91.5 > 82.3", "difference": 0.05, "ci95": [0.01, 0.09], "seeds": [0.02, 0.08], "holds": true},
+   {"claim": "calibrated-interactive > <static & co>", "than": "static", "paper": "91.5 > 85.0", "difference": -0.04, "ci95": [-0.07, -0.01], "seeds": [-0.03, -0.05], "holds": false}]}
+]`, decoding, base, cal)
+	}
+	write("summary.json", summary("sampled", 0.5, 0.55))
+	write("summary-greedy.json", summary("greedy", 0.6, 0.57))
+	write("manifest.json", `{"command": ["calibrl", "reproduce", "--preset", "tiny"], "config": {"task": "mathchat", "preset": "tiny", "eval_decodings": ["sampled", "greedy"]}, "seed": 3}`)
+	var metrics strings.Builder
+	for k := range 2 {
+		stage := fmt.Sprintf("calibrated-interactive/seed-%d", k)
+		fmt.Fprintf(&metrics, `{"event": "config", "stage": %q}`+"\n", stage)
+		for step := range 4 {
+			fmt.Fprintf(&metrics, `{"stage": %q, "step": %d, "rollout/reward_mean": %g, "loss/kl": %g}`+"\n", stage, step+1, 0.05+0.02*float64(step+k), 1e-5*float64(step+1))
+			if step%2 == 0 {
+				fmt.Fprintf(&metrics, `{"stage": %q, "step": %d, "monitor/train_user_reward": %g, "monitor/human_reward": %g}`+"\n", stage, step, 0.10+0.02*float64(step), 0.16-0.01*float64(step+k))
+			}
+		}
+	}
+	fmt.Fprintln(&metrics, `{"stage": "base", "step": 5, "sft/loss": 2.5}`)
+	write("metrics.jsonl", metrics.String())
+	episodes := func(agent string, success bool, userSays string) string {
+		var b strings.Builder
+		for i := range 2 {
+			ep := dialog.Episode{ID: fmt.Sprintf("mathchat/test/%d/0", i), Task: "mathchat", Split: "test", Agent: agent, User: "human", Seed: uint64(100 + i), Index: i,
+				Oracle: dialog.Oracle{Instruction: fmt.Sprintf("Ann has 3 apples and buys %d more. How many apples?", i+4), Truth: strconv.Itoa(i + 7),
+					Facts: []dialog.Fact{{Key: "buy", Text: fmt.Sprintf("She buys %d more.", i+4), Value: strconv.Itoa(i + 4), Cues: []string{"buy"}, Hidden: true}}},
+				Messages: []dialog.Message{
+					{Role: dialog.RoleUser, Content: "Ann has 3 apples and buys some more. How many apples?"},
+					{Role: dialog.RoleAssistant, Content: "How many does she buy?"},
+					{Role: dialog.RoleUser, Content: userSays + fmt.Sprintf(" She buys %d more.", i+4)},
+					{Role: dialog.RoleAssistant, Content: fmt.Sprintf("The answer is %d.", i+7)},
+					{Role: dialog.RoleUser, Content: "Yes, that's what I got. Thanks!"},
+				},
+				Outcome: strconv.Itoa(i + 7), Success: success, End: dialog.Solved, Turns: 2}
+			if success {
+				ep.Reward = 1
+			}
+			line, err := json.Marshal(ep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	for _, d := range []string{"eval", "eval-greedy"} {
+		write(d+"/base.episodes.jsonl", episodes("base", true, "Sure."))
+		write(d+"/calibrated-interactive/seed-0.episodes.jsonl", episodes("calibrated-interactive/seed-0", false, `<script>alert("x")</script> & <b>bold</b>`))
+	}
+	if withFidelity {
+		write("fidelity/calibrated.json", `[{"task": "mathchat", "sim": "learned:checkpoints/sim", "delta_mean": 0.046, "delta": [0.01, 0.05, 0.08], "delta_floor": 0.026,
+ "sycophancy": 0, "leak": 0, "oversharing": 0, "accept_right": 1, "end_agreement": 0.9, "sim_to_real_gap": 0.118,
+ "agents": {"careful": {"sim": 0.8, "human": 0.7, "gap": 0.1}}, "human": {"sycophancy": 0, "leak": 0, "oversharing": 0, "accept_right": 1},
+ "verdicts": {"wrong": 10, "right": 20, "accept_wrong": 0, "accept_right": 1}, "human_verdicts": {"wrong": 12, "right": 18, "accept_wrong": 0, "accept_right": 1}, "nll": 0.157, "contexts": 50}]`)
+		write("fidelity/policies.json", `{"gap": {"calibrated-interactive": 0.03}, "note": "<i>per policy</i>"}`)
+	}
+	return dir
+}
+
+func render(t *testing.T, dir string) string {
+	t.Helper()
+	if err := Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// table returns the HTML of the first <table> whose opening tag contains
+// open.
+func table(t *testing.T, page, open string) string {
+	t.Helper()
+	i := strings.Index(page, open)
+	if i < 0 {
+		t.Fatalf("no %s in the page", open)
+	}
+	j := strings.Index(page[i:], "</table>")
+	if j < 0 {
+		t.Fatalf("%s is not closed", open)
+	}
+	return page[i : i+j]
+}
+
+func TestVerdictTables(t *testing.T) {
+	page := render(t, tinyRun(t, false))
+	verdict := table(t, page, `id="verdict"`)
+	rows := strings.Count(verdict, `<tr class="claim`)
+	if rows != 2 {
+		t.Fatalf("the verdict table has %d claim rows, want 2:\n%s", rows, verdict)
+	}
+	// html/template writes "+" as "&#43;", which a browser shows as "+".
+	for _, want := range []string{
+		`<tr class="claim holds"><td>calibrated-interactive &gt; base</td><td>91.5 &gt; 82.3</td><td class="num">0.550 vs 0.500</td><td class="num">&#43;0.050</td><td class="num">[&#43;0.010, &#43;0.090]</td><td class="num">&#43;0.020, &#43;0.080</td><td class="verdict">yes</td></tr>`,
+		`<td>calibrated-interactive &gt; &lt;static &amp; co&gt;</td>`,
+		`<td class="verdict">no: reversed (interval below 0)</td>`,
+	} {
+		if !strings.Contains(verdict, want) {
+			t.Errorf("the verdict table lacks %s:\n%s", want, verdict)
+		}
+	}
+	// The greedy summary is a second set with its own verdict.
+	if n := strings.Count(page, `<table class="verdict"`); n != 2 {
+		t.Errorf("%d verdict tables, want 2 (sampled and greedy)", n)
+	}
+	for _, want := range []string{"Held-out evaluation, sampled", "Held-out evaluation, greedy", "0.550 vs 0.500", "0.570 vs 0.600"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	seeds := table(t, page, `<table class="seeds"`)
+	for _, want := range []string{"<th class=\"num\">seed 1</th>", "<td class=\"num\">0.520</td><td class=\"num\">0.580</td>"} {
+		if !strings.Contains(seeds, want) {
+			t.Errorf("the per-seed table lacks %s:\n%s", want, seeds)
+		}
+	}
+}
+
+var chartRE = regexp.MustCompile(`<svg class="chart"[^>]*aria-label="([^"]*)" data-ymin="([^"]*)" data-ymax="([^"]*)" data-datamin="([^"]*)" data-datamax="([^"]*)"`)
+
+func TestCurvesFitTheirData(t *testing.T) {
+	dir := tinyRun(t, false)
+	page := render(t, dir)
+	charts := chartRE.FindAllStringSubmatch(page, -1)
+	if len(charts) != len(Metrics) {
+		t.Fatalf("%d curve charts, want one per metric (%d) for the one RL arm", len(charts), len(Metrics))
+	}
+	for i, m := range Metrics {
+		c := charts[i]
+		if !strings.Contains(c[1], m.Title) {
+			t.Errorf("chart %d is %q, want %s", i, c[1], m.Title)
+		}
+		var v [4]float64
+		for j := range v {
+			var err error
+			if v[j], err = strconv.ParseFloat(c[2+j], 64); err != nil {
+				t.Fatalf("%s: %v", c[0], err)
+			}
+		}
+		ymin, ymax, dmin, dmax := v[0], v[1], v[2], v[3]
+		// The axis holds the data and exceeds it by less than one of its
+		// four or so steps at each end.
+		if ymin > dmin || ymax < dmax || ymax-ymin > 2*(dmax-dmin) {
+			t.Errorf("%s: y axis [%g, %g] for data in [%g, %g]", c[1], ymin, ymax, dmin, dmax)
+		}
+	}
+	// The rewards all lie in [0.05, 0.16]: no axis to 1.
+	rep, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Curves[0].Charts[:3] {
+		if c.Y.Max > 0.2+1e-9 || c.Y.Min < 0 {
+			t.Errorf("%s: y axis [%g, %g], want within [0, 0.2]", c.Title, c.Y.Min, c.Y.Max)
+		}
+		if len(c.Series) != 2 {
+			t.Errorf("%s: %d lines, want one per seed (2)", c.Title, len(c.Series))
+		}
+	}
+}
+
+func TestTranscriptsEscapedAndMarked(t *testing.T) {
+	page := render(t, tinyRun(t, true))
+	if strings.Contains(page, "<script") || strings.Contains(page, "<b>bold") {
+		t.Fatal("a transcript's markup reached the page unescaped")
+	}
+	for _, want := range []string{
+		`&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;`,
+		`<span class="act provide_fact">provide_fact</span>`,
+		`<span class="act accept">accept</span>`,
+		`<span class="badge success">success</span>`,
+		`<span class="badge fail">fail</span>`,
+		"Ann has 3 apples and buys 5 more.",
+		`<code>eval-greedy/</code>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	// Nothing is loaded from anywhere: no script, no external reference.
+	for _, banned := range []string{"<script", "src=", "<link", "http://", "https://", "@import", "url("} {
+		if strings.Contains(page, banned) {
+			t.Errorf("the page contains %q: not self-contained", banned)
+		}
+	}
+}
+
+func TestFidelityWhenPresent(t *testing.T) {
+	page := render(t, tinyRun(t, true))
+	fid := table(t, page, `<table class="fidelity"`)
+	for _, want := range []string{"learned:checkpoints/sim", "<b>0.046</b>", "0.157", "human (reference)"} {
+		if !strings.Contains(fid, want) {
+			t.Errorf("the fidelity table lacks %s:\n%s", want, fid)
+		}
+	}
+	for _, want := range []string{"fidelity/policies.json", "<code>gap.calibrated-interactive</code>", "&lt;i&gt;per policy&lt;/i&gt;", "δ_t: act distance"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	if without := render(t, tinyRun(t, false)); strings.Contains(without, `id="fidelity"`) {
+		t.Error("a run without fidelity/ got a fidelity section")
+	}
+}
+
+func TestNotARun(t *testing.T) {
+	if err := Write(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a finished run") {
+		t.Fatalf("got %v, want a refusal of a folder without summary.json", err)
+	}
+}
+
+func TestFitAxis(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		lo, hi           float64
+		wantMin, wantMax float64
+		wantStep         float64
+	}{
+		{"rewards below 0.16", 0.03, 0.16, 0, 0.2, 0.05},
+		{"unit interval", 0, 1, 0, 1, 0.25},
+		{"whole steps stay", 0.2, 0.6, 0.2, 0.6, 0.1},
+		{"tiny KL", 1e-5, 4e-5, 1e-5, 4e-5, 1e-5},
+		{"flat", 0.5, 0.5, 0.46, 0.54, 0.02},
+		{"flat zero", 0, 0, -0.05, 0.05, 0.025},
+		{"negative", -0.07, 0.09, -0.1, 0.1, 0.05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			min, max, step := fitAxis(tc.lo, tc.hi, 4)
+			near := func(a, b float64) bool { return mathAbs(a-b) <= 1e-9*(1+mathAbs(b)) }
+			if !near(min, tc.wantMin) || !near(max, tc.wantMax) || !near(step, tc.wantStep) {
+				t.Fatalf("fitAxis(%g, %g) = [%g, %g] step %g, want [%g, %g] step %g", tc.lo, tc.hi, min, max, step, tc.wantMin, tc.wantMax, tc.wantStep)
+			}
+		})
+	}
+}
+
+func mathAbs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func TestDecodeSets(t *testing.T) {
+	row := `{"arm": "base", "success": 0.5, "ci95": [0.4, 0.6]}`
+	rl := `{"arm": "oracle-interactive", "success": 0.6, "ci95": [0.5, 0.7], "greedy": {"success": 0.7, "ci95": [0.6, 0.8], "seeds": [{"seed": 0, "success": 0.7}]}}`
+	for _, tc := range []struct {
+		name, data string
+		want       []string // "name:arms"
+	}{
+		{"array", "[" + row + "]", []string{":1"}},
+		{"a figures object in each row", "[" + row + "," + rl + "]", []string{":2", "greedy:1"}},
+		{"an object of row arrays", `{"decoding": "sampled", "rows": [` + row + `], "greedy": [` + row + `]}`, []string{":1", "greedy:1"}},
+		{"a nested block", `{"rows": [` + row + `], "greedy": {"temperature": 0, "rows": [` + row + `,` + row + `]}}`, []string{":1", "greedy:2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sets, err := decodeSets([]byte(tc.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, s := range sets {
+				got = append(got, fmt.Sprintf("%s:%d", s.Name, len(s.Rows)))
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("got sets %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if _, err := decodeSets([]byte(`{"x": 1}`)); err == nil {
+		t.Error("an object without rows was accepted")
+	}
+}
