@@ -18,7 +18,7 @@ import (
 
 // RLBenchConfig sizes the interactive RL iteration benchmark: the shape
 // of the quick preset's GRPO iteration (8 instances × G 8, minibatch 16,
-// two passes) with conversations of a fixed shape.
+// one pass) with conversations of a fixed shape.
 type RLBenchConfig struct {
 	Steps     int // timed iterations, after one untimed warm-up; default 3
 	Instances int // instances per iteration; default 8
@@ -27,13 +27,13 @@ type RLBenchConfig struct {
 	AgentTurn int // tokens of every agent turn, closing token included; default 16
 	UserTurn  int // tokens of every user turn (the opening too); default 16
 	MiniBatch int // sequences per gradient step; default 16
-	Updates   int // passes over the batch; default 2
+	Updates   int // passes over the batch; default 1
 	Workers   int // goroutines; ≤ 0 means GOMAXPROCS
 }
 
 // DefaultRLBenchConfig returns the defaults documented on RLBenchConfig.
 func DefaultRLBenchConfig() RLBenchConfig {
-	return RLBenchConfig{Steps: 3, Instances: 8, Group: 8, Turns: 4, AgentTurn: 16, UserTurn: 16, MiniBatch: 16, Updates: 2}
+	return RLBenchConfig{Steps: 3, Instances: 8, Group: 8, Turns: 4, AgentTurn: 16, UserTurn: 16, MiniBatch: 16, Updates: 1}
 }
 
 // RLBenchResult is one benchmarked iteration: its size, the median

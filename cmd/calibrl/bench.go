@@ -50,8 +50,8 @@ model A, policy and learned user simulator both of config A with fixed
 random weights: --rl-instances × --rl-group conversations (8 × 8, the
 quick preset's iteration) of 4 agent turns, every turn of a fixed length
 (16 tokens) whatever the weights write, then the log-probs the update
-needs (reference, and old ones the sampler did not record) and two
-passes of minibatch-16 updates. It reports each phase (rollout,
+needs (the reference model's; the sampler recorded the old ones) and
+--rl-updates passes of minibatch-16 updates (1, as the quick preset). It reports each phase (rollout,
 log-prob, update) as the trained sequences' tokens per second and as a
 fraction of A's training tokens/s from the same run; the median of
 --rl-steps iterations after one warm-up.`,
@@ -128,6 +128,7 @@ fraction of A's training tokens/s from the same run; the median of
 	f.IntVar(&rc.Steps, "rl-steps", rc.Steps, "timed GRPO iterations")
 	f.IntVar(&rc.Instances, "rl-instances", rc.Instances, "instances per GRPO iteration")
 	f.IntVar(&rc.Group, "rl-group", rc.Group, "conversations per instance (G)")
+	f.IntVar(&rc.Updates, "rl-updates", rc.Updates, "passes of updates over each iteration's batch")
 	return cmd
 }
 
