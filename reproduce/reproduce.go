@@ -21,7 +21,8 @@
 //     at the RL rollouts' temperature (the policy RL optimises; the
 //     verdict) and greedy (its mode; a second table);
 //  7. report: report.md (opening with the verdict on the paper's claims),
-//     summary.json and plots.
+//     summary.json, plots and report.html (the same as one page for a
+//     browser, package runreport).
 //
 // Every stage (one per arm and seed, in training and in evaluation) writes
 // into the run folder and marks itself done, so an interrupted run started
@@ -38,7 +39,7 @@
 //	eval-greedy/…                       the same, decoded greedily
 //	stages/ARM/seed-K, stages/eval/…    done markers
 //	metrics.jsonl                       records tagged "stage": "ARM/seed-K"
-//	summary.json, summary-greedy.json, report.md, plots/
+//	summary.json, summary-greedy.json, report.md, report.html, plots/
 package reproduce
 
 import (

@@ -40,7 +40,9 @@ nothing to a report, in a run folder:
   oracle-interactive      the same with the human proxy itself (upper reference)
   eval       the base and every arm and RL seed against the human proxy,
              held-out split
-  report     report.md, summary.json, plots/training.png, plots/comparison.png
+  report     report.md, summary.json, plots/training.png, plots/comparison.png,
+             report.html (one self-contained page: verdict, seeds, curves,
+             fidelity, transcripts; calibrl report RUNDIR re-renders it)
 
 Every arm starts from the same base with the same RL budget, and is trained
 once per RL seed (--rl-seeds, default the preset's: tiny 2, quick 3, paper
