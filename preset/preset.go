@@ -207,11 +207,11 @@ func all() map[string]Preset {
 			// larger step or one full-batch step undoes the base. Each
 			// figure is one seed: about ±0.02 between seeds.
 			RL: withSteps(rl(20, 8, 8, 64, 10, 32, 6), 6e-5, 1),
-			// Three rounds of 10 iterations; a re-fit of 150 steps (about
-			// 2 min at the sim stage's 0.9 s a step) on 500 new
-			// conversations beside 1500 replayed logs, at a quarter of
-			// the first fit's learning rate.
-			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 500, ReplayLogs: 1500, SFT: sft(150, 16, 5e-4, 50), GapEpisodes: 200},
+			// Two rounds of half the RL budget each; one re-fit per seed
+			// of 150 steps (about 1.5 min at the sim stage's 0.6 s a
+			// step) on 500 new conversations beside 1500 replayed logs,
+			// at a quarter of the first fit's learning rate.
+			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 500, ReplayLogs: 1500, SFT: sft(150, 16, 5e-4, 50), GapEpisodes: 200},
 		},
 		"paper": {
 			Name: "paper", Vocab: 1024,
