@@ -22,10 +22,10 @@ type Tick struct {
 
 // fitAxis fits a range of about n nice steps (1, 2, 2.5 or 5 × 10^k) around
 // the data's [lo, hi]: the range starts and ends on a step, so it exceeds
-// the data by less than one step at each end. A flat series (lo == hi) gets
-// a range of ±5% of its value (±0.05 around 0). The range is never widened
-// to a metric's theoretical bounds: rewards that all lie in [0.03, 0.16]
-// get [0, 0.2], not [0, 1].
+// the data by less than one step at each end. A flat series (lo == hi)
+// gets ±5% of its value, not crossing 0 (all zeros get [0, 0.06]). The
+// range is never widened to a metric's theoretical bounds: rewards that
+// all lie in [0.03, 0.16] get [0, 0.2], not [0, 1].
 func fitAxis(lo, hi float64, n int) (min, max, step float64) {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return 0, 1, 0.25
@@ -38,7 +38,13 @@ func fitAxis(lo, hi float64, n int) (min, max, step float64) {
 		if pad == 0 {
 			pad = 0.05
 		}
-		lo, hi = lo-pad, hi+pad
+		// Padding does not cross 0: data that are all 0 (a tiny run's
+		// rewards) get [0, 0.06], not a negative reward axis.
+		if lo >= 0 {
+			lo, hi = math.Max(0, lo-pad), hi+pad
+		} else {
+			lo, hi = lo-pad, math.Min(0, hi+pad)
+		}
 	}
 	step = niceStep((hi - lo) / float64(n))
 	// The small slack keeps a value that is a whole number of steps (0.2
@@ -90,6 +96,9 @@ const (
 // LineChart is one small multiple: lines over a shared x, on axes fitted
 // to the data.
 type LineChart struct {
+	// Class is the SVG's class: "chart" for the training curves, "chart
+	// fidelity" for the fidelity section's.
+	Class  string
 	Title  string
 	XLabel string
 	W, H   int
@@ -147,7 +156,7 @@ func newLineChart(title, xLabel string, lines []Line, yRange *[2]float64) *LineC
 	if math.IsInf(xlo, 1) {
 		return nil
 	}
-	c := &LineChart{Title: title, XLabel: xLabel, W: chartW, H: chartH,
+	c := &LineChart{Class: "chart", Title: title, XLabel: xLabel, W: chartW, H: chartH,
 		X0: padL, X1: chartW - padR, Y0: chartH - padB, Y1: padT, DataMin: ylo, DataMax: yhi}
 	fy0, fy1 := ylo, yhi
 	if yRange != nil {

@@ -25,6 +25,65 @@ type FidelityFile struct {
 	Text    string
 }
 
+// SimToReal is one policy's sim-to-real gap as reproduce's fidelity stage
+// writes it (fidelity/ARM/seed-K.json, fidelity/base.json): the policy's
+// success (or BLEU) against the run's simulator and against the human
+// proxy on the same held-out problems with the same user seeds.
+type SimToReal struct {
+	Arm       string `json:"arm"`
+	Seed      int    `json:"seed"`
+	Simulator string `json:"simulator"`
+	Decoding  string `json:"decoding"`
+	// Gap is SimScore − HumanScore with its paired 95% interval.
+	SimScore   float64    `json:"sim_score"`
+	HumanScore float64    `json:"human_score"`
+	Gap        float64    `json:"gap"`
+	CI95       [2]float64 `json:"ci95"`
+	Problems   int        `json:"problems"`
+	// Delta[t] is the act distance between the two users at user turn t
+	// in these conversations; DeltaMean its mean.
+	Delta     []float64 `json:"delta"`
+	DeltaMean float64   `json:"delta_mean"`
+}
+
+// simToReal decodes data as a SimToReal record: an object with an arm and
+// both scores.
+func simToReal(data []byte) (SimToReal, bool) {
+	var g SimToReal
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(data, &raw) != nil {
+		return g, false
+	}
+	for _, k := range []string{"arm", "sim_score", "human_score", "gap"} {
+		if _, ok := raw[k]; !ok {
+			return g, false
+		}
+	}
+	return g, json.Unmarshal(data, &g) == nil
+}
+
+// gapChart draws δ_t under each arm's policy (its lowest seed index).
+func gapChart(gaps []SimToReal) *LineChart {
+	var lines []Line
+	seen := map[string]bool{}
+	for _, g := range gaps {
+		if seen[g.Arm] || len(g.Delta) == 0 {
+			continue
+		}
+		seen[g.Arm] = true
+		l := Line{Name: fmt.Sprintf("%s seed %d", g.Arm, g.Seed), Color: color(len(lines))}
+		for t, d := range g.Delta {
+			l.X, l.Y = append(l.X, float64(t)), append(l.Y, d)
+		}
+		lines = append(lines, l)
+	}
+	c := newLineChart("δ_t between the simulator and the human proxy under each policy", "user turn", lines, nil)
+	if c != nil {
+		c.Class = "chart fidelity"
+	}
+	return c
+}
+
 // Field is one scalar of a JSON document, named by its path.
 type Field struct {
 	Path, Value string
@@ -33,13 +92,16 @@ type Field struct {
 // maxFields bounds a generic JSON file's table: a report, not a dump.
 const maxFields = 400
 
-// fidelityFiles reads dir/fidelity/**; a run without it has none.
-func fidelityFiles(dir string) ([]FidelityFile, error) {
+// fidelityFiles reads dir/fidelity/**: the sim-to-real gaps of the
+// policies, in the order of arms and then by seed, and every other file; a
+// run without the folder has none.
+func fidelityFiles(dir string, arms []string) ([]FidelityFile, []SimToReal, error) {
 	root := filepath.Join(dir, "fidelity")
 	if _, err := os.Stat(root); err != nil {
-		return nil, nil // a run made without the fidelity stage
+		return nil, nil, nil // a run made without the fidelity stage
 	}
 	var out []FidelityFile
+	var gaps []SimToReal
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") {
 			return err // temporaries of an atomic write start with a dot
@@ -54,6 +116,10 @@ func fidelityFiles(dir string) ([]FidelityFile, error) {
 		}
 		rel, _ := filepath.Rel(dir, path)
 		f := FidelityFile{Name: filepath.ToSlash(rel)}
+		if g, ok := simToReal(data); ok && ext == ".json" {
+			gaps = append(gaps, g)
+			return nil
+		}
 		if ext != ".json" {
 			f.Text = string(data)
 		} else if reps, ok := fidelityReports(data); ok {
@@ -72,7 +138,27 @@ func fidelityFiles(dir string) ([]FidelityFile, error) {
 		out = append(out, f)
 		return nil
 	})
-	return out, err
+	rank := map[string]int{}
+	for i, a := range arms {
+		rank[a] = i + 1
+	}
+	sort.SliceStable(gaps, func(i, j int) bool {
+		ri, rj := rank[gaps[i].Arm], rank[gaps[j].Arm]
+		if ri == 0 {
+			ri = len(arms) + 1 // arms the summary does not name go last
+		}
+		if rj == 0 {
+			rj = len(arms) + 1
+		}
+		if ri != rj {
+			return ri < rj
+		}
+		if gaps[i].Arm != gaps[j].Arm {
+			return gaps[i].Arm < gaps[j].Arm
+		}
+		return gaps[i].Seed < gaps[j].Seed
+	})
+	return out, gaps, err
 }
 
 // fidelityReports decodes data as fidelity reports: an object or array of
@@ -113,7 +199,11 @@ func deltaChart(reps []fidelity.Report) *LineChart {
 		}
 		lines = append(lines, l)
 	}
-	return newLineChart("δ_t: act distance to the human proxy by user turn", "user turn", lines, nil)
+	c := newLineChart("δ_t: act distance to the human proxy by user turn", "user turn", lines, nil)
+	if c != nil {
+		c.Class = "chart fidelity"
+	}
+	return c
 }
 
 // flatten appends v's scalars to out, objects' keys in order, each named

@@ -43,7 +43,11 @@ type Report struct {
 	Curves             []CurveRow
 	Metrics            []Metric
 	Fidelity           []FidelityFile
-	Transcripts        []TranscriptSet
+	// Gaps are the sim-to-real gaps of the run's policies (fidelity/),
+	// GapDelta their δ_t.
+	Gaps        []SimToReal
+	GapDelta    *LineChart
+	Transcripts []TranscriptSet
 	// Palette colours RL seed k (and simulator k); MaxSeed is how many
 	// RL seeds the arms have, for the curves' legend.
 	Palette []string
@@ -118,16 +122,24 @@ func Load(dir string) (*Report, error) {
 		return nil, fmt.Errorf("runreport: %w", err)
 	}
 	rep.Curves = curveRows(recs, arms)
-	if rep.Fidelity, err = fidelityFiles(dir); err != nil {
+	if rep.Fidelity, rep.Gaps, err = fidelityFiles(dir, arms); err != nil {
 		return nil, err
 	}
+	rep.GapDelta = gapChart(rep.Gaps)
 	if rep.Transcripts, err = transcriptSets(dir, arms); err != nil {
 		return nil, err
 	}
 	for i := range rep.Transcripts {
 		ts := &rep.Transcripts[i]
-		if ts.Decoding = strings.TrimPrefix(ts.Dir, "eval-"); ts.Dir == "eval" {
-			ts.Decoding = primary
+		switch {
+		case ts.Dir == "fidelity":
+			ts.Title = "Against the calibrated simulator (the fidelity stage's conversations)"
+		case ts.Dir == "eval" && primary == "":
+			ts.Title = "Against the human proxy"
+		case ts.Dir == "eval":
+			ts.Title = "Against the human proxy, decoded " + primary
+		default:
+			ts.Title = "Against the human proxy, decoded " + strings.TrimPrefix(ts.Dir, "eval-")
 		}
 	}
 	return rep, nil

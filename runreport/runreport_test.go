@@ -94,6 +94,14 @@ func tinyRun(t *testing.T, withFidelity bool) string {
  "agents": {"careful": {"sim": 0.8, "human": 0.7, "gap": 0.1}}, "human": {"sycophancy": 0, "leak": 0, "oversharing": 0, "accept_right": 1},
  "verdicts": {"wrong": 10, "right": 20, "accept_wrong": 0, "accept_right": 1}, "human_verdicts": {"wrong": 12, "right": 18, "accept_wrong": 0, "accept_right": 1}, "nll": 0.157, "contexts": 50}]`)
 		write("fidelity/policies.json", `{"gap": {"calibrated-interactive": 0.03}, "note": "<i>per policy</i>"}`)
+		// reproduce's fidelity stage: each policy's sim-to-real gap, and
+		// its conversations with the simulator.
+		for _, arm := range []string{"calibrated-interactive/seed-0", "base"} {
+			write("fidelity/"+arm+".json", fmt.Sprintf(`{"arm": %q, "seed": 0, "simulator": "checkpoints/sim", "decoding": "sampled", "sim_score": 0.75, "human_score": 0.5,
+ "gap": 0.25, "ci95": [0.1, 0.4], "problems": 2, "delta": [0.1, 0.3], "delta_mean": 0.2, "human_from": "eval/x"}`, strings.TrimSuffix(arm, "/seed-0")))
+		}
+		write("fidelity/base.episodes.jsonl", episodes("base", true, "Okay."))
+		write("fidelity/calibrated-interactive/seed-0.episodes.jsonl", episodes("calibrated-interactive/seed-0", true, "Okay."))
 	}
 	return dir
 }
@@ -241,6 +249,16 @@ func TestFidelityWhenPresent(t *testing.T) {
 			t.Errorf("the page lacks %s", want)
 		}
 	}
+	gaps := table(t, page, `<table class="gaps"`)
+	if n := strings.Count(gaps, "<tr><td>"); n != 2 || strings.Index(gaps, "<td>base</td>") > strings.Index(gaps, "<td>calibrated-interactive</td>") {
+		t.Errorf("the sim-to-real table has %d rows, want 2, the base first:\n%s", n, gaps)
+	}
+	if !strings.Contains(gaps, "<b>&#43;0.250</b>") {
+		t.Errorf("the sim-to-real table lacks the gap:\n%s", gaps)
+	}
+	if !strings.Contains(page, "Against the calibrated simulator") {
+		t.Error("the fidelity stage's conversations are not shown")
+	}
 	if without := render(t, tinyRun(t, false)); strings.Contains(without, `id="fidelity"`) {
 		t.Error("a run without fidelity/ got a fidelity section")
 	}
@@ -264,7 +282,8 @@ func TestFitAxis(t *testing.T) {
 		{"whole steps stay", 0.2, 0.6, 0.2, 0.6, 0.1},
 		{"tiny KL", 1e-5, 4e-5, 1e-5, 4e-5, 1e-5},
 		{"flat", 0.5, 0.5, 0.46, 0.54, 0.02},
-		{"flat zero", 0, 0, -0.05, 0.05, 0.025},
+		{"flat zero", 0, 0, 0, 0.06, 0.02},
+		{"flat negative", -2, -2, -2.1, -1.9, 0.05},
 		{"negative", -0.07, 0.09, -0.1, 0.1, 0.05},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

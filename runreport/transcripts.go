@@ -20,11 +20,12 @@ const Problems = 6
 // TranscriptSet is one evaluation folder's transcripts: the same held-out
 // problems under every arm (seed index 0 for RL arms).
 type TranscriptSet struct {
-	// Dir is the folder they come from ("eval", "eval-greedy"), Decoding
-	// how its policies played ("sampled", "greedy"; "" when unknown).
-	Dir, Decoding string
-	Arms          []string
-	Problems      []Problem
+	// Dir is the folder they come from ("eval", "eval-greedy",
+	// "fidelity"); Title says who the users were and how the policies
+	// decoded.
+	Dir, Title string
+	Arms       []string
+	Problems   []Problem
 }
 
 // Problem is one held-out problem and each arm's conversation on it.
@@ -96,8 +97,9 @@ func headEpisodes(path string, n int) ([]dialog.Episode, error) {
 }
 
 // transcriptSets reads the transcripts of every evaluation folder of the
-// run: eval/ first, then eval-* folders by name. A folder without any
-// arm's episodes is skipped.
+// run: eval/ first, then eval-* folders by name, then fidelity/ (the same
+// policies against the calibrated simulator). A folder without any arm's
+// episodes is skipped.
 func transcriptSets(dir string, arms []string) ([]TranscriptSet, error) {
 	dirs := []string{"eval"}
 	more, _ := filepath.Glob(filepath.Join(dir, "eval-*"))
@@ -107,6 +109,7 @@ func transcriptSets(dir string, arms []string) ([]TranscriptSet, error) {
 			dirs = append(dirs, filepath.Base(m))
 		}
 	}
+	dirs = append(dirs, "fidelity")
 	var out []TranscriptSet
 	for _, d := range dirs {
 		ts, err := transcripts(filepath.Join(dir, d), arms, Problems)
