@@ -627,6 +627,9 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 		fmt.Fprintln(w, "![training](plots/training.png)")
 		fmt.Fprintln(w)
 	}
+	if err := r.simToRealSection(w); err != nil {
+		return err
+	}
 	if len(diag) > 0 {
 		fmt.Fprintln(w, "Diagnostics, from metrics.jsonl: the training batch's mean reward over the first and the last five iterations; how many iterations took no gradient step (every group's rewards equal, so every advantage zero); the share of sampled sequences that carried an advantage; the k3 KL to the base policy over the last five iterations. A flat reward with a growing KL is drift, not learning.")
 		fmt.Fprintln(w)

@@ -181,6 +181,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			}
 		}
 	}
+	// The sim-to-real gap of every trained policy (fidelity.go), after the
+	// evaluations whose human-proxy conversations it reuses.
+	stages = append(stages, r.fidelityStages()...)
 	if err := runStages(ctx, f, stages, cfg.Log); err != nil {
 		return nil, err
 	}
