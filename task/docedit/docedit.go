@@ -221,8 +221,13 @@ func drawPersona(rng *rand.Rand) dialog.Persona {
 // Score judges the current document at the end (FinalDocument) against
 // the target; see the package comment.
 func (t *Task) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
+	return scoreDocument(o, FinalDocument(Normalize(o.Draft), msgs))
+}
+
+// scoreDocument judges doc, the current document at the end, against the
+// target.
+func scoreDocument(o *dialog.Oracle, doc string) dialog.Score {
 	draft := Normalize(o.Draft)
-	doc := FinalDocument(draft, msgs)
 	draftBLEU := metric.SentenceBLEU(draft, o.Truth)
 	if doc == draft {
 		return dialog.Score{Outcome: doc, Metrics: map[string]float64{"bleu": 0, "chrf": 0, "delivered": 0, "draft_bleu": draftBLEU}}
@@ -247,7 +252,10 @@ func (t *Task) ScoreTurn(o *dialog.Oracle, msgs []dialog.Message) (bool, dialog.
 		return false, dialog.Score{}
 	}
 	r, _ := lastTurn(Normalize(o.Draft), msgs)
-	return r.Delivered, t.Score(o, msgs)
+	if !r.Delivered {
+		return false, dialog.Score{} // most turns: no need to score
+	}
+	return true, scoreDocument(o, r.Doc)
 }
 
 // Environment applies the agents' edit commands and shows the current
