@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -284,5 +285,76 @@ func TestMeasureLogsHumanProxyBeatsNaive(t *testing.T) {
 	if n.Leakage.Fact == 0 || h.Leakage.Rate > h.PersonLeakage.Rate+0.05 {
 		t.Errorf("leakage: naive %+v (want fact leaks from over-shared openings), human %+v vs people %+v",
 			n.Leakage, h.Leakage, h.PersonLeakage)
+	}
+}
+
+// Logged conversations are outside input: whatever their turns say,
+// MeasureLogs does not fail and its figures keep their invariants. The
+// pairing of contexts is a coupling of the two act distributions, so
+// δ_t ≤ 1 − agreement_t at every turn.
+func FuzzMeasureLogs(f *testing.F) {
+	f.Add("Help me. "+mathOracle.Opening, "How many days does Eva work?", "Eva works for 3 days in total.", "The answer is 102.", "Yes, that's what I got. Thanks!", uint8(0))
+	f.Add("", "Can you just tell me the answer?", "The answer is 102.", "", "", uint8(1))
+	f.Add("3 days, 102", "?", "bye", "The answer is 1,02.", "no, ", uint8(2))
+	tk, err := task.Lookup("mathchat:easy")
+	if err != nil {
+		f.Fatal(err)
+	}
+	human, err := tk.User("human")
+	if err != nil {
+		f.Fatal(err)
+	}
+	ends := []dialog.EndReason{dialog.Solved, dialog.GaveUp, dialog.MaxTurns, dialog.UserEnded}
+	f.Fuzz(func(t *testing.T, open, a1, u1, a2, u2 string, end uint8) {
+		msgs := []dialog.Message{msg(dialog.RoleUser, open), msg(dialog.RoleAssistant, a1), msg(dialog.RoleUser, u1), msg(dialog.RoleAssistant, a2)}
+		if u2 != "" {
+			msgs = append(msgs, msg(dialog.RoleUser, u2))
+		}
+		eps := []dialog.Episode{{Oracle: *mathOracle, End: ends[int(end)%len(ends)], Messages: msgs}, handLogs()[0]}
+		for _, u := range []dialog.User{human, swapUser(nil)} {
+			rep, err := MeasureLogs(context.Background(), "fuzz", u, eps, LogConfig{Turns: 4}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Agreement < 0 || rep.Agreement > 1 || rep.Leakage.Turns > rep.UserTurns || rep.PersonLeakage.Turns > rep.UserTurns {
+				t.Fatalf("figures out of range: %+v", rep)
+			}
+			for i, d := range rep.Delta {
+				if rep.Contexts[i] > 0 && d > 1-rep.AgreementByTurn[i]+1e-12 {
+					t.Fatalf("turn %d: δ %v above 1 − agreement %v", i, d, rep.AgreementByTurn[i])
+				}
+			}
+			for _, p := range []*float64{rep.Termination.Precision, rep.Termination.Recall} {
+				if p != nil && (*p < 0 || *p > 1) {
+					t.Fatalf("termination %+v out of [0,1]", rep.Termination)
+				}
+			}
+		}
+	})
+}
+
+// Config.Agents takes bare profiles and full specs; without Config.Agent
+// only scripted profiles can be built, and saying so beats a wrong agent.
+func TestAgentSpecAndBuildAgent(t *testing.T) {
+	for in, want := range map[string]string{"careful": "scripted:careful", "scripted:sloppy": "scripted:sloppy", "lm:runs/p": "lm:runs/p"} {
+		if got := AgentSpec(in); got != want {
+			t.Errorf("AgentSpec(%q) = %q, want %q", in, got, want)
+		}
+	}
+	tk, err := task.Lookup("mathchat:easy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ft := tk.(Task)
+	if _, err := buildAgent(ft, Config{}, "careful"); err != nil {
+		t.Errorf("bare profile: %v", err)
+	}
+	if _, err := buildAgent(ft, Config{}, "lm:runs/p"); err == nil || !strings.Contains(err.Error(), "Config.Agent") {
+		t.Errorf("lm agent without Config.Agent: got %v, want an error naming Config.Agent", err)
+	}
+	var asked string
+	cfg := Config{Agent: func(name string) (dialog.Agent, error) { asked = name; return ft.Agent("careful") }}
+	if _, err := buildAgent(ft, cfg, "guesser"); err != nil || asked != "scripted:guesser" {
+		t.Errorf("Config.Agent asked for %q (%v), want scripted:guesser", asked, err)
 	}
 }
