@@ -105,6 +105,8 @@ const (
 var claims = [][2]string{
 	{ArmCalibrated, ArmStatic}, {ArmCalibrated, ArmNaive}, {ArmCalibrated, ArmBase},
 	{ArmNaive, ArmStatic}, {ArmOracle, ArmBase},
+	// Online recalibration (Config.Recalibrate), when the run trains it.
+	{ArmRecalibrated, ArmCalibrated}, {ArmRecalibrated, ArmOracle},
 }
 
 // paperFigures are the paper's results (Gemma-3-4B policy, Qwen2.5-7B
@@ -188,7 +190,7 @@ func (r *run) report() ([]Row, error) {
 // arms' rows with the paired comparisons.
 func (r *run) summarize(d decoding) ([]Row, error) {
 	evals := map[string][]evaluation{}
-	for _, arm := range Arms {
+	for _, arm := range r.arms() {
 		n := r.seeds()
 		if arm == ArmBase {
 			n = 1
@@ -201,11 +203,11 @@ func (r *run) summarize(d decoding) ([]Row, error) {
 			evals[arm] = append(evals[arm], e)
 		}
 	}
-	if err := paired(evals); err != nil {
+	if err := paired(r.arms(), evals); err != nil {
 		return nil, err
 	}
 	var rows []Row
-	for _, arm := range Arms {
+	for _, arm := range r.arms() {
 		row := r.row(arm, evals[arm])
 		row.Decoding = d.name
 		rows = append(rows, row)
@@ -218,9 +220,9 @@ func (r *run) summarize(d decoding) ([]Row, error) {
 
 // paired checks that every evaluation played the base's problems with the
 // base's user seeds, in the same order.
-func paired(evals map[string][]evaluation) error {
+func paired(arms []string, evals map[string][]evaluation) error {
 	ref := evals[ArmBase][0].eps
-	for _, arm := range Arms {
+	for _, arm := range arms {
 		for k, e := range evals[arm] {
 			if len(e.eps) != len(ref) {
 				return fmt.Errorf("reproduce report: %s seed %d has %d held-out episodes, the base %d: not paired", arm, k, len(e.eps), len(ref))
@@ -353,6 +355,9 @@ func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
 	task, _, _ := strings.Cut(r.cfg.Task, ":")
 	paper := paperFigures[task]
 	for _, c := range claims {
+		if len(evals[c[0]]) == 0 || len(evals[c[1]]) == 0 {
+			continue // an arm this run does not train
+		}
 		better, worse := c[0], c[1]
 		pb, okB := paper[better]
 		pw, okW := paper[worse]
@@ -362,6 +367,8 @@ func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
 		cmp := Comparison{Claim: better + " > " + worse, Than: worse, Paper: "not in the paper: the check that RL works at all"}
 		if okB && okW {
 			cmp.Paper = fmt.Sprintf("%.1f > %.1f", pb, pw)
+		} else if better == ArmRecalibrated || worse == ArmRecalibrated {
+			cmp.Paper = "not in the paper: online recalibration is its future work"
 		}
 		var a, b [][]float64
 		for k := range r.seeds() {
@@ -621,6 +628,9 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 		}
 	}
 	fmt.Fprintln(w)
+	if err := r.recalibrationSection(w); err != nil {
+		return err
+	}
 	if len(curves) > 0 {
 		fmt.Fprintln(w, "Training curves: the reward-hacking monitor plays the current policy on fixed held-out instances against the arm's training user (solid) and the human proxy (dashed), one colour per RL seed. A training reward that rises while the human-proxy reward stays flat or falls is reward hacking.")
 		fmt.Fprintln(w)

@@ -13,7 +13,10 @@
 //     calibrated simulator, Phase II) and oracle interactive (GRPO against
 //     the human proxy itself: the privileged upper reference); each arm is
 //     trained once per RL seed (Preset.RLSeeds, seed k from RLSeed), into
-//     checkpoints/ARM/seed-K;
+//     checkpoints/ARM/seed-K; with Config.Recalibrate also recalibrated
+//     interactive (recalibrate.go: the calibrated arm's budget in rounds,
+//     the simulator re-fitted between them on the policy's conversations
+//     with the human proxy);
 //  6. eval: the base and every arm and seed against the human proxy on
 //     the held-out test split (personas and problems never used in
 //     training), all on the same problems with the same user seeds, so
@@ -122,6 +125,12 @@ type Config struct {
 	// there instead of making its own, so that several runs (the horizon
 	// study's, one per H) differ only in what comes after.
 	Shared string
+	// Recalibrate adds the recalibrated-interactive arm (recalibrate.go;
+	// budget Preset.Recalibration): RL in rounds against a simulator
+	// re-fitted between them on the policy's conversations with the human
+	// proxy. Off by default: its human conversations are the expensive
+	// part at scale.
+	Recalibrate bool
 }
 
 // Run executes (or resumes) every stage and returns the summary rows.
@@ -148,6 +157,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if err := r.manifest(); err != nil {
 		return nil, err
 	}
+	if cfg.Recalibrate {
+		if err := cfg.Preset.Recalibration.Validate(cfg.Preset.RL.Iterations); err != nil {
+			return nil, fmt.Errorf("reproduce: %w", err)
+		}
+	}
 	var stages []stage
 	if cfg.Shared == "" {
 		p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log,
@@ -169,6 +183,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		for _, arm := range rlArms {
 			stages = append(stages, stage{seedName(arm, k), r.arm(arm, k)})
 		}
+		stages = append(stages, r.recalibrationStages(k)...)
 	}
 	for _, d := range decodings {
 		stages = append(stages, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
@@ -180,6 +195,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 				stages = append(stages, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
 			}
 		}
+		stages = append(stages, r.recalibratedEvals(d)...)
 	}
 	// The sim-to-real gap of every trained policy (fidelity.go), after the
 	// evaluations whose human-proxy conversations it reuses.
@@ -484,14 +500,25 @@ func (p *prep) sim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sc, err := p.sftConfig(p.preset.Sim, p.preset.SimSFT, true)
+	sc, err := p.simConfig(p.preset.SimSFT)
 	if err != nil {
 		return err
 	}
-	// The levels of one task share its scoring rule.
-	sc.Judge = chatlm.TaskJudge(p.tasks[0].t)
 	_, err = sft.Simulator(ctx, eps, sc, p.ckpt("sim"), metricsLog(p.f, p.log, "sim"))
 	return err
+}
+
+// simConfig is the simulator's SFT config with budget sc: the shared
+// tokenizer, the oracle context and the task's judge (the sim stage's, and
+// the recalibrated arm's re-fits').
+func (p *prep) simConfig(sc train.SFTConfig) (sft.Config, error) {
+	c, err := p.sftConfig(p.preset.Sim, sc, true)
+	if err != nil {
+		return sft.Config{}, err
+	}
+	// The levels of one task share its scoring rule.
+	c.Judge = chatlm.TaskJudge(p.tasks[0].t)
+	return c, nil
 }
 
 // arm trains one RL arm from the base policy with RL seed index k.

@@ -88,6 +88,9 @@ func TestMain(m *testing.M) {
 	if whole.out != "" {
 		os.RemoveAll(whole.out)
 	}
+	if recalWhole.root != "" {
+		os.RemoveAll(recalWhole.root)
+	}
 	os.Exit(code)
 }
 

@@ -38,6 +38,13 @@ nothing to a report, in a run folder:
   naive-interactive       GRPO over whole conversations with the naive simulator
   calibrated-interactive  the same with the calibrated simulator (Phase II)
   oracle-interactive      the same with the human proxy itself (upper reference)
+  recalibrated-interactive  with --recalibrate: the calibrated arm's RL budget
+             in rounds (quick 2, tiny 2); between them the policy plays
+             conversations with the human proxy on training problems and
+             the simulator is re-fitted on the logs plus them (warm start);
+             recalibration.json and a report section hold each round's
+             sim-to-real gap before and after its re-fit, δ̄, NLL and the
+             human conversations used
   eval       the base and every arm and RL seed against the human proxy,
              held-out split
   report     report.md, summary.json, plots/training.png, plots/comparison.png,
@@ -121,6 +128,7 @@ after an interruption (Ctrl-C) run the same command again.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
+	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration)")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")

@@ -1,0 +1,560 @@
+package reproduce
+
+// Online recalibration (docs/DESIGN.md names offline-to-online training as
+// the paper's future work): the recalibrated-interactive arm, which
+// reproduce trains when Config.Recalibrate is set.
+//
+// The calibrated simulator is fitted once, on the scripted agents' logs;
+// the policy RL trains drifts into turns those logs never showed, where
+// the simulator's calibration is not known to hold. This arm cuts the RL
+// budget into R rounds (preset.Recalibration). Round i:
+//
+//  1. rl: GRPO against the current simulator for the round's iterations,
+//     from the previous round's policy (the first from the shared base),
+//     on the training instances that follow the previous round's, so that
+//     the rounds together play the calibrated arm's instances with its RL
+//     seed and budget;
+//  2. gap: the sim-to-real gap on the round's policy — its success against
+//     the current simulator minus against the human proxy, paired on the
+//     same held-out problems and seeds — and the simulator's δ̄ (fidelity's
+//     per-turn act distributions) and NLL on those held-out human turns;
+//  3. human (all rounds but the last): the policy plays HumanEpisodes
+//     conversations with the human proxy on training problems: the
+//     expensive part at scale (real users), counted and reported;
+//  4. refit: the simulator is re-fitted with the sim stage's SFT
+//     machinery, warm-started from the current simulator, on the logs
+//     (ReplayLogs of them, drawn per re-fit) plus every human conversation
+//     of the seed's rounds so far; it never sees the test split;
+//  5. gap-refit: the same gap measurement against the re-fitted simulator.
+//
+// Every step is a stage of its own, so a run killed anywhere (in a re-fit's
+// SFT too, which resumes from its checkpoint) ends as an uninterrupted one.
+// Each round's GRPO starts a fresh optimizer and takes the round's first
+// policy as its KL reference (train.GRPO's contract), where the
+// calibrated arm keeps one of each for its whole budget; round 1 is the
+// calibrated arm's first iterations exactly.
+//
+// Files, for RL seed index K and round I:
+//
+//	checkpoints/recalibrated-interactive/seed-K                  the last round's policy (evaluated like every arm)
+//	checkpoints/recalibrated-interactive/rounds/seed-K/round-I/policy, …/sim
+//	recalibration/seed-K/round-I/human.episodes.jsonl            the round's conversations with the human proxy
+//	recalibration/seed-K/round-I/gap-human.episodes.jsonl         the held-out conversations of the gap
+//	recalibration/seed-K/round-I/gap.json, gap-refit.json
+//	recalibration.json                                           every seed's rounds (written by the report)
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/sft"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/train"
+)
+
+// ArmRecalibrated is the online-recalibration arm (Config.Recalibrate).
+const ArmRecalibrated = "recalibrated-interactive"
+
+// Where the gap is measured and the human conversations are played.
+const (
+	// gapStart is the first held-out problem of the gap: past the
+	// evaluation's first EvalEpisodes and the monitor's set at 5000, so it
+	// shares a problem with neither. gapSeed mixes the run's seed into its
+	// user and agent seeds, the same for every RL seed and round.
+	gapStart = 10000
+	gapSeed  = 0x676170
+	// humanSeed mixes an RL seed into the seeds of its human conversations.
+	humanSeed = 0x68756d616e
+)
+
+// arms are the run's arms in report order: Arms, then the recalibrated
+// arm when the run trains it.
+func (r *run) arms() []string {
+	if !r.cfg.Recalibrate {
+		return Arms
+	}
+	return append(slices.Clone(Arms), ArmRecalibrated)
+}
+
+// rounds is the round schedule: each round's RL iterations, summing to
+// the other arms' budget.
+func (r *run) rounds() []int {
+	return r.cfg.Preset.Recalibration.RoundIterations(r.cfg.Preset.RL.Iterations)
+}
+
+// roundStage is the stage (and metrics) prefix of seed index k's round i
+// (from 1): "recalibrated-interactive/seed-0/round-1".
+func roundStage(k, i int) string { return fmt.Sprintf("%s/round-%d", seedName(ArmRecalibrated, k), i) }
+
+// roundDir holds a round's conversations and measurements.
+func (r *run) roundDir(k, i int) string {
+	return r.f.Path("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i))
+}
+
+func (r *run) roundCkpt(k, i int, what string) string {
+	return r.f.Path("checkpoints", ArmRecalibrated, "rounds", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), what)
+}
+
+// roundPolicy is the policy after round i's RL: the arm's checkpoint for
+// the last round, so that it is evaluated as every arm is.
+func (r *run) roundPolicy(k, i int) string {
+	if i == len(r.rounds()) {
+		return r.armCkpt(ArmRecalibrated, k)
+	}
+	return r.roundCkpt(k, i, "policy")
+}
+
+// roundSim is the simulator round i+1 trains against: the shared one
+// before any re-fit (i = 0), else round i's re-fit.
+func (r *run) roundSim(k, i int) string {
+	if i == 0 {
+		return r.ckpt("sim")
+	}
+	return r.roundCkpt(k, i, "sim")
+}
+
+// recalibrationStages are seed index k's training stages of the
+// recalibrated arm, none when the run does not train it.
+func (r *run) recalibrationStages(k int) []stage {
+	if !r.cfg.Recalibrate {
+		return nil
+	}
+	n := len(r.rounds())
+	var out []stage
+	for i := 1; i <= n; i++ {
+		p := roundStage(k, i)
+		out = append(out, stage{p + "/rl", r.roundRL(k, i)}, stage{p + "/gap", r.roundGap(k, i, false)})
+		if i < n {
+			out = append(out, stage{p + "/human", r.roundHuman(k, i)}, stage{p + "/refit", r.refit(k, i)},
+				stage{p + "/gap-refit", r.roundGap(k, i, true)})
+		}
+	}
+	return out
+}
+
+// recalibratedEvals are the recalibrated arm's evaluation stages under
+// decoding d: evaluate, as for every arm.
+func (r *run) recalibratedEvals(d decoding) []stage {
+	if !r.cfg.Recalibrate {
+		return nil
+	}
+	var out []stage
+	for k := range r.seeds() {
+		out = append(out, stage{evalFile(d, ArmRecalibrated, k), r.evaluate(d, ArmRecalibrated, k)})
+	}
+	return out
+}
+
+// roundRL trains round i's GRPO: the calibrated arm's config and RL seed,
+// the round's iterations from the instance the previous rounds stopped at.
+func (r *run) roundRL(k, i int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		from := r.ckpt(ArmBase)
+		if i > 1 {
+			from = r.roundPolicy(k, i-1)
+		}
+		policy, _, err := chatlm.Load(from)
+		if err != nil {
+			return err
+		}
+		sim, err := spec.User(r.t, "learned:"+r.roundSim(k, i-1))
+		if err != nil {
+			return err
+		}
+		human, err := r.t.User("human")
+		if err != nil {
+			return err
+		}
+		_, err = train.GRPO(ctx, policy, r.t, sim, human, r.roundConfig(k, i), r.roundPolicy(k, i), r.metricsLog(roundStage(k, i)+"/rl"))
+		return err
+	}
+}
+
+// roundConfig is round i's GRPO config: every arm's, with the RL seed of
+// index k, the round's iterations and the first training instance after
+// the earlier rounds' (so the rounds play the calibrated arm's instances).
+func (r *run) roundConfig(k, i int) train.GRPOConfig {
+	its := r.rounds()
+	cfg := r.cfg.Preset.RL
+	cfg.Seed, cfg.Iterations = RLSeed(r.cfg.Seed, k), its[i-1]
+	for _, n := range its[:i-1] {
+		cfg.Start += n * cfg.InstancesPerStep
+	}
+	return cfg
+}
+
+// GapMeasure is one reading of the sim-to-real gap on a round's policy:
+// the run's SimToReal figures (fidelity.go: the policy's success against
+// the simulator minus against the human proxy, paired, and δ_t under the
+// policy) on the gap's held-out problems, with the simulator's NLL of the
+// human proxy's turns there.
+type GapMeasure struct {
+	SimToReal
+	// NLL is the simulator's per-token NLL of the human proxy's turns in
+	// the held-out conversations (train.UserNLL): the policy's own
+	// distribution, never trained on. Absent when no turn could be scored.
+	NLL *float64 `json:"nll,omitempty"`
+}
+
+// roundGap measures the gap on round i's policy against the simulator it
+// trained with (refit false) or the one re-fitted after it. The human
+// side is played once, by the first measurement, and read back by the
+// second: the same policy, problems and seeds give the same conversations.
+func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
+	return func(ctx context.Context) error {
+		policy, _, err := chatlm.Load(r.roundPolicy(k, i))
+		if err != nil {
+			return err
+		}
+		simDir, file := r.roundSim(k, i-1), "gap.json"
+		if refit {
+			simDir, file = r.roundSim(k, i), "gap-refit.json"
+		}
+		su, err := spec.User(r.t, "learned:"+simDir)
+		if err != nil {
+			return err
+		}
+		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
+		rc := rollout.Config{Split: "test", Start: gapStart, Instances: r.cfg.Preset.Recalibration.GapEpisodes,
+			Seed: r.cfg.Seed ^ gapSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: roundStage(k, i), CountTokens: policy.CountTokens}
+		humanFile := filepath.Join(r.roundDir(k, i), "gap-human.episodes.jsonl")
+		var humanEps []dialog.Episode
+		if refit {
+			if humanEps, err = dialog.LoadEpisodes(humanFile); err != nil {
+				return err
+			}
+			if err := pairing(humanEps, rc, "human"); err != nil {
+				return fmt.Errorf("%s: %w", humanFile, err)
+			}
+		} else {
+			human, err := r.t.User("human")
+			if err != nil {
+				return err
+			}
+			rc.UserName = "human"
+			if humanEps, err = rollout.Run(ctx, r.t, agent, human, rc); err != nil {
+				return err
+			}
+			if err := os.MkdirAll(r.roundDir(k, i), 0o755); err != nil {
+				return err
+			}
+			if err := dialog.SaveEpisodes(humanFile, humanEps); err != nil {
+				return err
+			}
+		}
+		rc.UserName = "learned"
+		simEps, err := rollout.Run(ctx, r.t, agent, su, rc)
+		if err != nil {
+			return err
+		}
+		s2r, err := simToRealOf(simEps, humanEps, r.cfg.Seed)
+		if err != nil {
+			return fmt.Errorf("gap of round %d: %w", i, err)
+		}
+		g := GapMeasure{SimToReal: s2r}
+		g.Arm, g.Seed, g.Decoding = ArmRecalibrated, k, sampled.name
+		g.HumanFrom, _ = filepath.Rel(r.f.Dir, humanFile)
+		if g.Simulator, err = filepath.Rel(r.f.Dir, simDir); err != nil || strings.HasPrefix(g.Simulator, "..") {
+			g.Simulator = simDir // a shared simulator outside the run folder
+		}
+		if cu, ok := su.(*chatlm.User); ok {
+			if v := train.UserNLL(cu, humanEps); !math.IsNaN(v) {
+				g.NLL = &v
+			}
+		}
+		r.cfg.Log.Info("reproduce: recalibration gap", "stage", roundStage(k, i), "refit", refit, "gap", g.Gap, "delta_mean", g.DeltaMean)
+		return r.f.WriteJSON(filepath.Join("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), file), g)
+	}
+}
+
+// humanFile is round i's conversations with the human proxy.
+func (r *run) humanFile(k, i int) string {
+	return filepath.Join(r.roundDir(k, i), "human.episodes.jsonl")
+}
+
+// roundHuman plays round i's policy with the human proxy on training
+// problems of its own: after the logs' instances, a block per RL seed and
+// round, so that no two re-fits share a conversation's problem.
+func (r *run) roundHuman(k, i int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		policy, _, err := chatlm.Load(r.roundPolicy(k, i))
+		if err != nil {
+			return err
+		}
+		human, err := r.t.User("human")
+		if err != nil {
+			return err
+		}
+		rc := r.cfg.Preset.Recalibration
+		start := r.cfg.Preset.LogEpisodes + (k*(len(r.rounds())-1)+i-1)*rc.HumanEpisodes
+		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
+		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "train", Start: start, Instances: rc.HumanEpisodes,
+			Seed: RLSeed(r.cfg.Seed, k) ^ humanSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: roundStage(k, i), UserName: "human",
+			CountTokens: policy.CountTokens})
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(r.roundDir(k, i), 0o755); err != nil {
+			return err
+		}
+		return dialog.SaveEpisodes(r.humanFile(k, i), eps)
+	}
+}
+
+// refitData is what round i's re-fit trains on: ReplayLogs of the logs
+// (all when 0; a draw seeded by the RL seed and round) and every
+// conversation with the human proxy of rounds 1 to i. It refuses an
+// episode of any split but train: the re-fit must never see a held-out
+// problem or persona.
+func (r *run) refitData(k, i int) (logs, human []dialog.Episode, err error) {
+	all, err := r.logs()
+	if err != nil {
+		return nil, nil, err
+	}
+	logs = all
+	if n := r.cfg.Preset.Recalibration.ReplayLogs; n > 0 && n < len(all) {
+		pick := rand.New(rand.NewPCG(RLSeed(r.cfg.Seed, k), uint64(i))).Perm(len(all))[:n]
+		slices.Sort(pick) // in log order
+		logs = make([]dialog.Episode, n)
+		for j, p := range pick {
+			logs[j] = all[p]
+		}
+	}
+	for j := 1; j <= i; j++ {
+		eps, err := dialog.LoadEpisodes(r.humanFile(k, j))
+		if err != nil {
+			return nil, nil, err
+		}
+		human = append(human, eps...)
+	}
+	for _, set := range [][]dialog.Episode{logs, human} {
+		for _, ep := range set {
+			if ep.Split != "train" {
+				return nil, nil, fmt.Errorf("re-fit of round %d: episode %s is from split %q: a re-fit trains on training problems only", i, ep.ID, ep.Split)
+			}
+		}
+	}
+	return logs, human, nil
+}
+
+// refit re-fits the simulator after round i: the sim stage's SFT config
+// with the re-fit's budget, warm-started from the simulator round i
+// trained against.
+func (r *run) refit(k, i int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		logs, human, err := r.refitData(k, i)
+		if err != nil {
+			return err
+		}
+		p := &prep{f: r.f, preset: r.cfg.Preset, seed: RLSeed(r.cfg.Seed, k) ^ uint64(i), tasks: []logSet{{t: r.t}}}
+		if r.cfg.Shared != "" {
+			p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
+		}
+		sc, err := p.simConfig(r.cfg.Preset.Recalibration.SFT)
+		if err != nil {
+			return err
+		}
+		sc.From = r.roundSim(k, i-1)
+		_, err = sft.Simulator(ctx, append(slices.Clone(logs), human...), sc, r.roundSim(k, i), r.metricsLog(roundStage(k, i)+"/refit"))
+		return err
+	}
+}
+
+// Recalibration is recalibration.json: the arm's schedule, the human
+// conversations it used, and every seed's rounds.
+type Recalibration struct {
+	// Iterations are the rounds' RL iterations; they sum to every arm's.
+	Iterations []int `json:"iterations"`
+	// HumanConversations is how many conversations with the human proxy
+	// the re-fits used, over every seed and round: at scale, real users.
+	HumanConversations int `json:"human_conversations"`
+	// Seeds holds each RL seed's rounds.
+	Seeds []RecalibrationSeed `json:"seeds"`
+	// Mean is each round's readings averaged over the seeds.
+	Mean []RoundMean `json:"mean"`
+}
+
+// RecalibrationSeed is one RL seed's rounds.
+type RecalibrationSeed struct {
+	Seed   int     `json:"seed"`
+	RLSeed uint64  `json:"rl_seed"`
+	Rounds []Round `json:"rounds"`
+}
+
+// Round is one round of one seed.
+type Round struct {
+	Round      int `json:"round"`
+	Iterations int `json:"iterations"`
+	// Gap is the round's policy against the simulator it trained with;
+	// AfterRefit against the one re-fitted after it (none after the last
+	// round, which has no re-fit).
+	Gap        GapMeasure  `json:"gap"`
+	AfterRefit *GapMeasure `json:"after_refit,omitempty"`
+	Refit      *Refit      `json:"refit,omitempty"`
+}
+
+// Refit is one re-fit of the simulator.
+type Refit struct {
+	// Logs and Human are the re-fit's data: replayed logs and the human
+	// conversations of this round and the earlier ones; NewHuman this
+	// round's alone.
+	Logs     int `json:"logs"`
+	Human    int `json:"human"`
+	NewHuman int `json:"new_human"`
+	Steps    int `json:"steps"`
+	// FirstVal and ValNLL are the NLL of the re-fit's own held-out share
+	// (sft's validation split of its data) before the re-fit and at its
+	// best step.
+	FirstVal float64 `json:"first_val_nll"`
+	ValNLL   float64 `json:"val_nll"`
+}
+
+// RoundMean is one round's readings averaged over the RL seeds.
+type RoundMean struct {
+	Round           int      `json:"round"`
+	Gap             float64  `json:"gap"`
+	GapAfterRefit   *float64 `json:"gap_after_refit,omitempty"`
+	DeltaMean       float64  `json:"delta_mean"`
+	DeltaAfterRefit *float64 `json:"delta_mean_after_refit,omitempty"`
+}
+
+// recalibration reads every seed's rounds.
+func (r *run) recalibration() (Recalibration, error) {
+	its := r.rounds()
+	rec := Recalibration{Iterations: its}
+	read := func(k, i int, file string) (GapMeasure, error) {
+		var g GapMeasure
+		err := r.f.ReadJSON(filepath.Join("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), file), &g)
+		return g, err
+	}
+	rec.Mean = make([]RoundMean, len(its))
+	for k := range r.seeds() {
+		s := RecalibrationSeed{Seed: k, RLSeed: RLSeed(r.cfg.Seed, k)}
+		cumHuman := 0
+		for i := 1; i <= len(its); i++ {
+			g, err := read(k, i, "gap.json")
+			if err != nil {
+				return rec, fmt.Errorf("reproduce report: %w", err)
+			}
+			round := Round{Round: i, Iterations: its[i-1], Gap: g}
+			m := &rec.Mean[i-1]
+			m.Round = i
+			m.Gap += g.Gap / float64(r.seeds())
+			m.DeltaMean += g.DeltaMean / float64(r.seeds())
+			if i < len(its) {
+				after, err := read(k, i, "gap-refit.json")
+				if err != nil {
+					return rec, fmt.Errorf("reproduce report: %w", err)
+				}
+				meta, err := sft.ReadMeta(r.roundSim(k, i))
+				if err != nil {
+					return rec, fmt.Errorf("reproduce report: %w", err)
+				}
+				newHuman, err := dialog.LoadEpisodes(r.humanFile(k, i))
+				if err != nil {
+					return rec, fmt.Errorf("reproduce report: %w", err)
+				}
+				cumHuman += len(newHuman)
+				// The meta counts every episode the re-fit trained on.
+				rf := &Refit{Logs: meta.Logs - cumHuman, Human: cumHuman, NewHuman: len(newHuman), Steps: meta.Result.Steps,
+					FirstVal: meta.Result.FirstVal, ValNLL: meta.Result.ValNLL}
+				round.AfterRefit, round.Refit = &after, rf
+				rec.HumanConversations += rf.NewHuman
+				if m.GapAfterRefit == nil {
+					m.GapAfterRefit, m.DeltaAfterRefit = new(float64), new(float64)
+				}
+				*m.GapAfterRefit += after.Gap / float64(r.seeds())
+				*m.DeltaAfterRefit += after.DeltaMean / float64(r.seeds())
+			}
+			s.Rounds = append(s.Rounds, round)
+		}
+		rec.Seeds = append(rec.Seeds, s)
+	}
+	return rec, nil
+}
+
+// recalibrationSection writes recalibration.json and report.md's section
+// on the recalibrated arm; nothing when the run has none.
+func (r *run) recalibrationSection(w io.Writer) error {
+	if !r.cfg.Recalibrate {
+		return nil
+	}
+	rec, err := r.recalibration()
+	if err != nil {
+		return err
+	}
+	if err := r.f.WriteJSON("recalibration.json", rec); err != nil {
+		return err
+	}
+	p, rc := r.cfg.Preset, r.cfg.Preset.Recalibration
+	its := make([]string, len(rec.Iterations))
+	for i, n := range rec.Iterations {
+		its[i] = fmt.Sprint(n)
+	}
+	replay := "all the logs"
+	if rc.ReplayLogs > 0 {
+		replay = fmt.Sprintf("%d of the logs (a seeded draw per re-fit)", rc.ReplayLogs)
+	}
+	fmt.Fprintf(w, "## Online recalibration (%s)\n\n", ArmRecalibrated)
+	fmt.Fprintf(w, "The arm trains its %d RL iterations in %d rounds (%s iterations: the same budget, RL seeds and training instances as %s). "+
+		"After every round but the last the policy plays %d conversations with the human proxy on training problems of its own, and the simulator is re-fitted "+
+		"(the sim stage's SFT, warm-started from the current simulator, %d steps) on %s plus every human conversation of the seed so far. "+
+		"Human conversations used: **%d** (%d seeds × %d re-fits × %d); at scale these are real users, the expensive part. "+
+		"Each round's GRPO restarts its optimizer and takes the round's first policy as its KL reference.\n\n",
+		p.RL.Iterations, len(rec.Iterations), strings.Join(its, " + "), ArmCalibrated, rc.HumanEpisodes, rc.SFT.Steps, replay,
+		rec.HumanConversations, r.seeds(), len(rec.Iterations)-1, rc.HumanEpisodes)
+	fmt.Fprintf(w, "The sim-to-real gap is the round's policy (sampled) against the simulator minus against the human proxy, paired on the same %d held-out problems "+
+		"(test split from index %d, disjoint from the evaluation's and the monitor's) with the same seeds, with a paired bootstrap 95%% interval; "+
+		"δ̄ is the mean over user turns 0–%d of the total-variation distance between the simulator's and the human's dialogue acts in those conversations; "+
+		"NLL is the simulator's per-token NLL of the human's turns there. \"before\" is the simulator the round trained against, \"after\" the re-fitted one "+
+		"the next round trains against; the re-fit's own held-out NLL is on its validation share of the re-fit data.\n\n",
+		rc.GapEpisodes, gapStart, fidelityTurns-1)
+	fmt.Fprintln(w, "| seed | round | iterations | gap before (95% CI) | gap after (95% CI) | δ̄ before → after | NLL before → after | human conversations (re-fit data) | re-fit held-out NLL |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	nll := func(v *float64) string {
+		if v == nil {
+			return "–"
+		}
+		return fmt.Sprintf("%.3f", *v)
+	}
+	for _, s := range rec.Seeds {
+		for _, rd := range s.Rounds {
+			g := rd.Gap
+			after, delta, nlls, human, val := "–", fmt.Sprintf("%.3f", g.DeltaMean), nll(g.NLL), "–", "–"
+			if a := rd.AfterRefit; a != nil {
+				after = fmt.Sprintf("%+.3f [%+.3f, %+.3f]", a.Gap, a.CI95[0], a.CI95[1])
+				delta += fmt.Sprintf(" → %.3f", a.DeltaMean)
+				nlls += " → " + nll(a.NLL)
+				human = fmt.Sprintf("%d (%d logs + %d human)", rd.Refit.NewHuman, rd.Refit.Logs, rd.Refit.Human)
+				val = fmt.Sprintf("%.3f → %.3f", rd.Refit.FirstVal, rd.Refit.ValNLL)
+			}
+			fmt.Fprintf(w, "| %d | %d | %d | %+.3f [%+.3f, %+.3f] | %s | %s | %s | %s | %s |\n", s.Seed, rd.Round, rd.Iterations,
+				g.Gap, g.CI95[0], g.CI95[1], after, delta, nlls, human, val)
+		}
+	}
+	fmt.Fprintln(w)
+	var means []string
+	for _, m := range rec.Mean {
+		s := fmt.Sprintf("round %d: gap %+.3f", m.Round, m.Gap)
+		if m.GapAfterRefit != nil {
+			s += fmt.Sprintf(" → %+.3f after the re-fit (δ̄ %.3f → %.3f)", *m.GapAfterRefit, m.DeltaMean, *m.DeltaAfterRefit)
+		} else {
+			s += fmt.Sprintf(" (δ̄ %.3f)", m.DeltaMean)
+		}
+		means = append(means, s)
+	}
+	fmt.Fprintf(w, "Mean over the %d seeds: %s. The verdict table compares the arm with %s and %s on the held-out evaluation.\n\n",
+		r.seeds(), strings.Join(means, "; "), ArmCalibrated, ArmOracle)
+	return nil
+}
