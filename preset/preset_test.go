@@ -1,6 +1,7 @@
 package preset
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -111,5 +112,39 @@ func TestRecalibrationValidate(t *testing.T) {
 	one.Rounds, one.HumanEpisodes = 1, 0 // one round has no re-fit
 	if err := one.Validate(p.RL.Iterations); err != nil {
 		t.Errorf("one round: %v", err)
+	}
+}
+
+// A task family's own sizing is put over its preset, for that family
+// only, whatever the level and data its name carries, and stays a valid
+// budget.
+func TestForSizesTheTaskFamily(t *testing.T) {
+	quick, _ := Get("quick")
+	for _, name := range []string{"docedit", "docedit:easy", "docedit:data=/x#sha256:00"} {
+		p := quick.For(name)
+		if p.Level != "easy" || p.PolicySFT.Steps != 1000 || p.SimSFT.Steps != 450 || p.RL.Iterations != 12 || p.EvalEpisodes != 300 {
+			t.Errorf("%s: level %q, SFT %d and %d steps, %d RL iterations, %d eval episodes; want easy, 1000, 450, 12, 300",
+				name, p.Level, p.PolicySFT.Steps, p.SimSFT.Steps, p.RL.Iterations, p.EvalEpisodes)
+		}
+		if p.PolicySFT.BatchSize != quick.PolicySFT.BatchSize || p.PolicySFT.LR != quick.PolicySFT.LR || p.RL.LR != quick.RL.LR || p.RLSeeds != quick.RLSeeds {
+			t.Errorf("%s: changed what docedit does not size", name)
+		}
+		if p.PolicySFT.CheckpointEvery > p.PolicySFT.Steps || p.SimSFT.Warmup > p.SimSFT.Steps/10 || p.RL.CheckpointEvery > p.RL.Iterations/3 {
+			t.Errorf("%s: checkpoints or warm-up not derived from the new budgets: %+v %+v", name, p.PolicySFT, p.SimSFT)
+		}
+		for _, err := range []error{p.PolicySFT.Validate(), p.SimSFT.Validate(), p.RL.Validate(), p.Recalibration.Validate(p.RL.Iterations)} {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+	}
+	if p := quick.For("mathchat:easy"); !reflect.DeepEqual(p, quick) {
+		t.Errorf("mathchat changed: %+v", p)
+	}
+	for _, n := range []string{"tiny", "paper"} {
+		p, _ := Get(n)
+		if got := p.For("docedit"); !reflect.DeepEqual(got, p) {
+			t.Errorf("%s changed for docedit", n)
+		}
 	}
 }

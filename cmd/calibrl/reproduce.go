@@ -76,6 +76,7 @@ after an interruption (Ctrl-C) run the same command again.`,
 			if err != nil {
 				return err
 			}
+			p = p.For(cfg.Task) // docedit sizes its own level and budgets
 			if cfg.Out == "" {
 				cfg.Out = filepath.Join("runs", fmt.Sprintf("%s%s-%s-seed%d", cfg.Task, dataTag(data), p.Name, cfg.Seed))
 			}

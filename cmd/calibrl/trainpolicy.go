@@ -66,6 +66,7 @@ command again after an interruption).`,
 			if err != nil {
 				return err
 			}
+			p = p.For(taskName) // the budgets reproduce gives this task
 			if err := resolveData(&taskName, &data); err != nil {
 				return err
 			}

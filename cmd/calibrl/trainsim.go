@@ -63,6 +63,7 @@ simulator cannot tell a right answer from a wrong one.`,
 			if err != nil {
 				return err
 			}
+			p = p.For(taskName) // the budgets reproduce gives this task
 			eps, err := loadTaskLogs(logs, taskName)
 			if err != nil {
 				return err
