@@ -122,8 +122,8 @@ func TestForSizesTheTaskFamily(t *testing.T) {
 	quick, _ := Get("quick")
 	for _, name := range []string{"docedit", "docedit:easy", "docedit:data=/x#sha256:00"} {
 		p := quick.For(name)
-		if p.Level != "easy" || p.PolicySFT.Steps != 1000 || p.SimSFT.Steps != 450 || p.RL.Iterations != 12 || p.EvalEpisodes != 300 {
-			t.Errorf("%s: level %q, SFT %d and %d steps, %d RL iterations, %d eval episodes; want easy, 1000, 450, 12, 300",
+		if p.Level != "easy" || p.PolicySFT.Steps != 1200 || p.SimSFT.Steps != 700 || p.RL.Iterations != 16 || p.EvalEpisodes != 300 {
+			t.Errorf("%s: level %q, SFT %d and %d steps, %d RL iterations, %d eval episodes; want easy, 1200, 700, 16, 300",
 				name, p.Level, p.PolicySFT.Steps, p.SimSFT.Steps, p.RL.Iterations, p.EvalEpisodes)
 		}
 		if p.PolicySFT.BatchSize != quick.PolicySFT.BatchSize || p.PolicySFT.LR != quick.PolicySFT.LR || p.RL.LR != quick.RL.LR || p.RLSeeds != quick.RLSeeds {

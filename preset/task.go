@@ -32,34 +32,35 @@ func taskSizings() map[string]map[string]TaskSizing {
 // doceditQuick fits `reproduce --task docedit --preset quick` (3 RL
 // seeds) in about 30 minutes on 2 cores. Its level is easy: documents of
 // 12–24 words with one or two edits, every copy of which the conversation
-// carries (the draft, each current document the environment shows); at
-// the default level (30–60 words, up to five edits) the run took 38
-// minutes with the budgets of the time, and a 0.9M-parameter policy
-// must quote far more.
+// carries (the draft, each current document the environment shows). At
+// the default level (30–60 words, up to five edits), which quick ran
+// before, a docedit SFT step cost about 1.45× mathchat's and the run took
+// 38 minutes with the budgets of the time.
 //
-// A docedit step costs about 1.45× mathchat's (the policy's sequences
-// carry the draft and each current document, the simulator's the target,
-// the draft and the edits). Measured as CPU seconds on the shared 2-core
-// machine (upper bounds of an idle one's wall time ×2), the policy's SFT
-// step is 0.70 s (150 steps 117.6 s, 10 steps 20.1 s, same tokenizer).
-// At mathchat's quick budgets (1500 and 700 SFT steps at 0.33 and 0.6 s,
-// 20 RL iterations, 500 evaluation episodes; about 30 minutes) docedit
-// would take about 45, so each budget is about two-thirds of mathchat's.
-// Estimated stages, at 1.45× mathchat's costs:
+// At the easy level a step costs about as much as mathchat's default
+// level's. Sequences, cut at the 512-token context (all 16000 quick logs
+// of docedit:easy, 4000 of mathchat, each with its own 768-id
+// tokenizer): the policy's 325 tokens against 279 (1.16×), the
+// simulator's 369 against 364 (1.01×). Timed as CPU seconds on the shared
+// 2-core machine (upper bounds; 150 and 10 steps, or 80 and 10, with one
+// tokenizer): a policy step 0.70 s against 0.69. So docedit keeps
+// mathchat's simulator budget and takes about 1/1.16 of the rest, and
+// evaluates on 300 instances, the held-out set the scripted agents and
+// the untouched draft (BLEU 60.1) are reported on. Estimated stages, from
+// mathchat's quick costs (0.33 s a policy step, 0.6 s a simulator step;
+// RL about 4.6 minutes a seed for 20 iterations of the four arms) times
+// the sequence ratios:
 //
 //   - logs (16000 conversations) and tokenizer: about 1.5 minutes;
-//   - base SFT 1000 steps: about 8 minutes (0.48 s a step);
-//   - simulator SFT 450 steps: about 6.5 minutes (0.87 s a step);
-//   - 12 RL iterations per arm and seed, 12 runs: about 12 minutes
-//     (mathchat's 20 iterations: about 4.6 minutes a seed for the four
-//     arms);
-//   - 300 evaluation episodes for each of 13 policies, the same 300
-//     held-out instances the scripted agents and the untouched draft
-//     (BLEU 60.1) are reported on, and the report: about 1.5 minutes.
+//   - base SFT 1200 steps: about 7.6 minutes (0.38 s a step);
+//   - simulator SFT 700 steps: about 7 minutes;
+//   - 16 RL iterations per arm and seed, 12 runs: about 12 minutes;
+//   - 300 evaluation episodes for each of 13 policies, and the report:
+//     about 1 minute.
 var doceditQuick = TaskSizing{
 	Level:          "easy",
-	PolicySFTSteps: 1000, SimSFTSteps: 450,
-	RLIterations: 12,
+	PolicySFTSteps: 1200, SimSFTSteps: 700,
+	RLIterations: 16,
 	EvalEpisodes: 300,
 }
 
