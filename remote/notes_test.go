@@ -149,3 +149,13 @@ func TestReadRolePlayChatNotes(t *testing.T) {
 		t.Error("a note after the user's own turn was read")
 	}
 }
+
+// The judge reads the environment's notes in the conversation it grades,
+// each after the agent turn it answers.
+func TestJudgePromptShowsNotes(t *testing.T) {
+	h := []dialog.Message{{Role: dialog.RoleUser, Content: "fix it"}, {Role: dialog.RoleAssistant, Content: `Change "a" to "b".`}, {Role: dialog.RoleSystem, Content: "Current document:\nb c."}}
+	p := judgePrompt(testOracle(), h, "b c.")[0].Content
+	if !strings.Contains(p, "Assistant: Change \"a\" to \"b\".\nEnvironment: Current document:\nb c.\n") {
+		t.Errorf("the judge's prompt lacks the note after the turn:\n%s", p)
+	}
+}

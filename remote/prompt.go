@@ -155,10 +155,11 @@ func judgePrompt(o *dialog.Oracle, history []dialog.Message, outcome string) []d
 	b.WriteString("\nThe conversation:\n")
 	for _, m := range history {
 		who := "User"
-		if m.Role == dialog.RoleAssistant {
+		switch {
+		case m.Role == dialog.RoleAssistant:
 			who = "Assistant"
-		} else if m.Role == dialog.RoleSystem {
-			continue
+		case dialog.IsNote(m):
+			who = "Environment" // as the speakers read it: the current document after edit commands
 		}
 		fmt.Fprintf(&b, "%s: %s\n", who, m.Content)
 	}
