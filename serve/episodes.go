@@ -102,8 +102,14 @@ type TurnRequest struct {
 }
 
 // TurnResponse is the user's answer. Reward is 0 until Done, then the
-// task's score of the conversation.
+// task's score of the conversation. Note is the task environment's note
+// on the agent's message (dialog.Environment: docedit's current document
+// after a turn of edit commands), "" for none: the transcript records it
+// as a system message before the reply, the user read it, and the agent
+// should be shown it as a system message before the reply, as calibrl's
+// own agents are.
 type TurnResponse struct {
+	Note   string   `json:"note,omitempty"`
 	Reply  string   `json:"reply"`
 	Done   bool     `json:"done"`
 	Reward float64  `json:"reward"`
@@ -247,12 +253,21 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ep := &e.ep
+	before := len(ep.Messages)
 	ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleAssistant, Content: req.Message, Tokens: dialog.ApproxTokens(req.Message)})
 	ep.Turns++
+	// The environment answers the turn before the user does, as in the
+	// rollout.
+	var note string
+	if env := dialog.EnvironmentOf(e.task); env != nil {
+		if note = env.Respond(&ep.View, ep.Messages); note != "" {
+			ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleSystem, Content: note, Tokens: dialog.ApproxTokens(note)})
+		}
+	}
 	reply, end, err := e.user.Reply(r.Context(), ep.Messages)
 	if err != nil {
 		// Undo the agent's turn so the client may send it again.
-		ep.Messages = ep.Messages[:len(ep.Messages)-1]
+		ep.Messages = ep.Messages[:before]
 		ep.Turns--
 		status := http.StatusBadGateway
 		if r.Context().Err() != nil {
@@ -265,7 +280,7 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	if reply != "" {
 		ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: reply, Tokens: dialog.ApproxTokens(reply)})
 	}
-	resp := TurnResponse{Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: end}}
+	resp := TurnResponse{Note: note, Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: end}}
 	if end || ep.Turns >= ep.MaxTurns {
 		ep.End = dialog.MaxTurns
 		if end {

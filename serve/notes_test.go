@@ -109,3 +109,47 @@ func TestServedSimulatorReadsDoceditNotesAndCommands(t *testing.T) {
 		t.Fatal("no instance to fix")
 	}
 }
+
+// A served docedit episode answers a turn of edit commands with the
+// environment's note, the current document, records it as a system
+// message before the user's reply, as the rollout does, and scores the
+// document the commands made.
+func TestServedEpisodeReturnsTheEnvironmentsNote(t *testing.T) {
+	_, ts := newTestServer(t, func(_ *Config, o *Options) { o.Task = task.Lookup })
+	c := ts.Client()
+	var created CreateResponse
+	idx := 0
+	if st := call(t, c, "POST", ts.URL+"/v1/episodes", "", CreateRequest{Task: "docedit", Split: "test", Seed: 1, Index: &idx}, &created); st != 201 {
+		t.Fatalf("create: status %d", st)
+	}
+	tk, _ := task.Lookup("docedit")
+	o, _, _ := tk.Instance("test", 0)
+	var cmds []string
+	for _, e := range o.Edits {
+		cmds = append(cmds, e.Detail) // the user's own words, as commands: they make the target
+	}
+	var resp TurnResponse
+	if st := call(t, c, "POST", ts.URL+"/v1/episodes/"+created.ID+"/turns", "", TurnRequest{Message: strings.Join(cmds, "\n")}, &resp); st != 200 {
+		t.Fatalf("turn: status %d", st)
+	}
+	if want := docedit.CurrentMarker + "\n" + docedit.Normalize(o.Truth); !strings.HasSuffix(resp.Note, want) {
+		t.Fatalf("note %q, want it to end with %q", resp.Note, want)
+	}
+	if !resp.Done || resp.Reward != 1 || !resp.Info.Success {
+		t.Fatalf("got %+v, want the target delivered and accepted", resp)
+	}
+	var tr Transcript
+	call(t, c, "GET", ts.URL+"/v1/episodes/"+created.ID, "", nil, &tr)
+	if len(tr.Messages) < 3 || tr.Messages[1].Role != dialog.RoleAssistant || tr.Messages[2].Role != dialog.RoleSystem || tr.Messages[2].Content != resp.Note {
+		t.Fatalf("transcript %+v, want the note after the agent's turn", tr.Messages)
+	}
+	// A question gets no note.
+	if st := call(t, c, "POST", ts.URL+"/v1/episodes", "", CreateRequest{Task: "docedit", Split: "test", Seed: 1, Index: &idx}, &created); st != 201 {
+		t.Fatalf("create: status %d", st)
+	}
+	var asked TurnResponse
+	call(t, c, "POST", ts.URL+"/v1/episodes/"+created.ID+"/turns", "", TurnRequest{Message: "What should I change?"}, &asked)
+	if asked.Note != "" || asked.Reply == "" {
+		t.Errorf("a question got note %q and reply %q, want none and a reply", asked.Note, asked.Reply)
+	}
+}
