@@ -46,6 +46,18 @@ func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
 		t.Errorf("meta records from %q and %q, want %q and nothing", again.From, first.From, warm.From)
 	}
 
+	// A re-fit that only does harm returns the checkpoint it started from.
+	harm := warm
+	harm.SFT.LR, harm.SFT.Steps, harm.SFT.EvalEvery, harm.SFT.CheckpointEvery = 0.5, 4, 2, 2
+	hurt, err := Simulator(context.Background(), eps, harm, filepath.Join(dir, "harm"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hurt.Result.BestStep != 0 || hurt.Result.ValNLL != hurt.Result.FirstVal || math.Abs(hurt.Result.ValNLL-first.Result.ValNLL) > 1e-9 {
+		t.Errorf("a harmful re-fit: best step %d, held-out NLL %v (first %v, the checkpoint's %v): want the starting weights back",
+			hurt.Result.BestStep, hurt.Result.ValNLL, hurt.Result.FirstVal, first.Result.ValNLL)
+	}
+
 	other, err := chatlm.TrainTokenizer(chatlmtest.AddEpisodes(64, 9), 280)
 	if err != nil {
 		t.Fatal(err)

@@ -128,12 +128,13 @@ func (c SFTConfig) settings() sftSettings {
 // sftBest names the best weights so far inside out/last.
 const sftBest = "best"
 
-// SFT trains m on seqs and writes the best model (by validation NLL) to
-// out. Resumable checkpoints go to out/last: the model, the optimizer, the
-// best weights so far and the trainer state, swapped in as one folder, so
-// a run killed at any moment — even during a save — and started again on
-// the same out resumes from one consistent checkpoint and ends with the
-// same weights as an uninterrupted run. A resume with other settings
+// SFT trains m on seqs and writes the best model (by validation NLL, the
+// starting weights included) to out. Resumable checkpoints go to
+// out/last: the model, the optimizer, the best weights so far and the
+// trainer state, swapped in as one folder, so a run killed at any moment
+// — even during a save — and started again on the same out resumes from
+// one consistent checkpoint and ends with the same weights as an
+// uninterrupted run. A resume with other settings
 // (SFTConfig but CheckpointEvery) is refused. When ctx is cancelled it
 // writes a checkpoint and returns ctx's error; when a loss or gradient
 // turns non-finite it stops with lm.ErrNonFinite, the last checkpoint
@@ -175,6 +176,10 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		log(map[string]any{"event": "resume", "step": st.Step})
 	} else if len(val) > 0 {
 		st.FirstVal = meanNLL(m, val, cfg.BatchSize)
+		// The starting weights compete for best too (best holds them, step
+		// 0): a warm-started fit (a simulator's re-fit) that only gets
+		// worse on held-out data returns what it started from.
+		st.BestVal = st.FirstVal
 		log(map[string]any{"step": 0, "sft/val_nll": st.FirstVal})
 	}
 
