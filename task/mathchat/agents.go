@@ -12,9 +12,11 @@ import (
 )
 
 // profiles describes the scripted agents. They read the problem with the
-// generator's grammar (never the oracle), so they only understand
-// generated problems; on other text they ask for the problem again and
-// then give up with a stated guess.
+// generator's grammar (never the oracle); on GSM8K-format data they work
+// it from the tutor's book instead (tutor.go: the data's worked solutions
+// with the problem's figures blanked, given by Task.Agent). On text
+// neither knows they ask for the problem again and then give up with a
+// stated guess.
 var profiles = map[string]string{
 	"careful":       "asks for each missing number, shows its working, answers \"The answer is N.\"; re-asks what it was told if the answer is rejected",
 	"guesser":       "answers at once from what it sees, guessing any missing number; guesses again when told it is wrong",
@@ -44,6 +46,9 @@ func profileNames() []string {
 type Scripted struct {
 	profile  string
 	slipRate float64
+	// book, when set, is the tutor's book of the task's GSM8K data: the
+	// scripted agents' privileged channel, which no learned policy has.
+	book *tutorBook
 }
 
 // NewScripted builds the agent for a profile (see Task.Profiles).
@@ -61,7 +66,7 @@ func NewScripted(profile string, slipRate float64) (*Scripted, error) {
 // arrives in the user's first message.
 func (a *Scripted) NewSession(_ *dialog.View, rng *rand.Rand) dialog.AgentSession {
 	l, _ := grammar() // compiled by New before any agent exists
-	return &scriptedSession{profile: a.profile, slipRate: a.slipRate, rng: rng, l: l}
+	return &scriptedSession{profile: a.profile, slipRate: a.slipRate, rng: rng, l: l, book: a.book}
 }
 
 type scriptedSession struct {
@@ -78,6 +83,9 @@ type scriptedSession struct {
 	slipped  bool
 	sought   bool // answer-seeker asked for the answer
 	reread   bool // asked the user to restate the problem
+
+	book   *tutorBook   // nil unless the task holds GSM8K data
+	booked *bookSession // the problem was found in the book
 }
 
 // Act returns the agent's next message.
@@ -86,6 +94,17 @@ func (s *scriptedSession) Act(_ context.Context, history []dialog.Message) (stri
 		return "", fmt.Errorf("mathchat: agent called with an empty conversation")
 	}
 	last := history[len(history)-1].Content
+	if s.booked != nil {
+		return s.booked.act(last, false), nil
+	}
+	if s.book != nil && s.p == nil {
+		// GSM8K data: the opening is looked up in the book first, so a
+		// sentence the grammar happens to read cannot mislead the agent.
+		if m, vals := s.book.read(last); m != nil {
+			s.booked = newBookSession(s.profile, s.slipRate, s.rng, m, vals)
+			return s.booked.act(last, true), nil
+		}
+	}
 	if s.p == nil || s.p.question == nil {
 		s.p = s.l.read(last)
 		if s.p.question == nil {

@@ -22,7 +22,10 @@ type GSMProblem struct {
 	// Solution is the worked answer without its "#### N" line and
 	// calculator annotations ("<<2*3=6>>").
 	Solution string
-	Answer   *big.Rat
+	// Worked is the same answer with its calculator annotations, which
+	// the scripted agents' book is made from (tutor.go).
+	Worked string
+	Answer *big.Rat
 }
 
 var calcAnnotRe = regexp.MustCompile(`<<[^>]*>>`)
@@ -58,7 +61,7 @@ func ReadGSM8K(r io.Reader, name string) ([]GSMProblem, error) {
 			return nil, fmt.Errorf("%s:%d: final answer %q is not a number", name, line, strings.TrimSpace(final))
 		}
 		out = append(out, GSMProblem{Question: strings.TrimSpace(*rec.Question),
-			Solution: strings.TrimSpace(calcAnnotRe.ReplaceAllString(sol, "")), Answer: n.Value})
+			Solution: strings.TrimSpace(calcAnnotRe.ReplaceAllString(sol, "")), Worked: strings.TrimSpace(sol), Answer: n.Value})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

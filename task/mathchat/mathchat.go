@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/calibrl/calibrl/dialog"
 )
@@ -112,6 +113,11 @@ type Task struct {
 	cfg  Config
 	lang *language
 	gsm  *gsm8kSet // nil unless Config.GSM8K is set
+	// book is the scripted agents' tutor's book of gsm (tutor.go),
+	// built by the first Agent call: about 0.3 ms of CPU a problem, which
+	// a task without scripted agents (serve, RL) need not pay.
+	book     *tutorBook
+	bookOnce sync.Once
 }
 
 // New builds the task, compiling the problem grammar and loading GSM8K
@@ -203,11 +209,20 @@ func (t *Task) User(kind string) (dialog.User, error) {
 func (t *Task) Profiles() []string { return profileNames() }
 
 // Agent returns a scripted agent by profile; with the calculator on, it
-// writes its working with it.
+// writes its working with it. On GSM8K data the agent is given the
+// tutor's book (tutor.go), the one privileged channel of the scripted
+// behaviour policies; policies built from a dialog.View never see it.
 func (t *Task) Agent(profile string) (dialog.Agent, error) {
 	a, err := NewScripted(profile, t.cfg.SlipRate)
-	if err != nil || !t.cfg.Calculator {
-		return a, err
+	if err != nil {
+		return nil, err
+	}
+	if t.gsm != nil {
+		t.bookOnce.Do(func() { t.book = newTutorBook(t.gsm) })
+		a.book = t.book
+	}
+	if !t.cfg.Calculator {
+		return a, nil
 	}
 	return &dialog.ToolAgent{Agent: a, Apply: t.calculator().Apply}, nil
 }
@@ -221,4 +236,9 @@ func (t *Task) Tool() dialog.Tool {
 	return t.calculator()
 }
 
-func (t *Task) calculator() Calculator { return Calculator{Fractions: t.cfg.Fractions} }
+// calculator divides exactly on GSM8K data, whose solutions carry
+// decimals ("7 ÷ 2 = 3.5"), and with a remainder on generated problems
+// unless Config.Fractions is set.
+func (t *Task) calculator() Calculator {
+	return Calculator{Fractions: t.cfg.Fractions || t.gsm != nil}
+}
