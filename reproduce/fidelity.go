@@ -15,6 +15,7 @@ import (
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/summary"
 )
 
 // This file measures the simulator's fidelity under each trained policy's
@@ -33,33 +34,8 @@ import (
 //	fidelity/ARM/seed-K.human.episodes.jsonl  the ones with the human proxy,
 //	                                       only when the evaluation's could not be used
 
-// SimToReal is one policy's sim-to-real gap on the held-out split.
-type SimToReal struct {
-	Arm string `json:"arm"`
-	// Seed is the RL seed index (0 for the base).
-	Seed int `json:"seed"`
-	// Simulator is the simulator's checkpoint, relative to the run folder
-	// where it lies inside it.
-	Simulator string `json:"simulator"`
-	Decoding  string `json:"decoding"`
-	// SimScore and HumanScore are the policy's success (BLEU for a task
-	// with it) against each user; Gap = SimScore − HumanScore, paired by
-	// problem and seed, with a percentile bootstrap 95% interval over the
-	// problems (metric.PairedBootstrap).
-	SimScore   float64    `json:"sim_score"`
-	HumanScore float64    `json:"human_score"`
-	Gap        float64    `json:"gap"`
-	CI95       [2]float64 `json:"ci95"`
-	Problems   int        `json:"problems"`
-	// Delta[t] is the total-variation distance between the simulator's and
-	// the human proxy's user acts at user turn t in these conversations
-	// (fidelity.ActsByTurn), DeltaMean its mean: δ under this policy.
-	Delta     []float64 `json:"delta"`
-	DeltaMean float64   `json:"delta_mean"`
-	// HumanFrom is the file the human side was read from, relative to the
-	// run folder: the evaluation's, or this stage's own when it played it.
-	HumanFrom string `json:"human_from"`
-}
+// SimToReal is one policy's sim-to-real gap (summary.SimToReal).
+type SimToReal = summary.SimToReal
 
 // fidelityTurns is how many user turns δ_t covers (fidelity.Config's
 // default).

@@ -18,80 +18,18 @@ import (
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/runreport"
+	"github.com/calibrl/calibrl/summary"
 	"github.com/calibrl/calibrl/train"
 )
 
-// Row is one arm's line of summary.json: for an RL arm, the mean over its
-// RL seeds, each seed's own figures and the paper's claims that it beats
-// another arm.
-type Row struct {
-	Arm string `json:"arm"`
-	// Decoding is how the policies played the evaluation: "sampled" (at
-	// the RL rollouts' temperature; summary.json) or "greedy"
-	// (summary-greedy.json).
-	Decoding string `json:"decoding"`
-	Figures
-	// Seeds holds each RL seed's figures, by seed index (none for the
-	// base, which has no RL seed).
-	Seeds []SeedRow `json:"seeds,omitempty"`
-	// Comparisons are the paper's claims that this arm does better than
-	// another, each measured on paired evaluations.
-	Comparisons []Comparison `json:"comparisons,omitempty"`
-}
-
-// Figures are one evaluation's headline numbers, or their mean over RL
-// seeds.
-type Figures struct {
-	// Success (mathchat) or BLEU (docedit) against the human proxy on the
-	// held-out split, with its 95% interval. Over several seeds the
-	// interval of the mean is Wilson's with n the number of problems
-	// (conservative: a problem's mean over seeds, in [0, 1], has variance
-	// at most p(1−p)), or, for BLEU, Student's over the problems' means.
-	Success *float64   `json:"success,omitempty"`
-	BLEU    *float64   `json:"bleu,omitempty"`
-	CI95    [2]float64 `json:"ci95"`
-	Turns   float64    `json:"turns"`
-	Tokens  float64    `json:"tokens"`
-	// NoDelivery is the fraction of held-out episodes in which the agent
-	// delivered nothing (eval.Summary.NoDelivery), for tasks that record it.
-	NoDelivery *float64 `json:"no_delivery,omitempty"`
-	// TrainReward is the last reward-hacking monitor's mean reward against
-	// the arm's training user (nil for the base, which has none).
-	TrainReward *float64 `json:"train_reward"`
-	// RealReward is the mean reward against the human proxy on the
-	// held-out split.
-	RealReward float64 `json:"real_reward"`
-	// Gap is TrainReward − the monitor's human reward on the same
-	// instances: how much the training user flatters the policy.
-	Gap *float64 `json:"gap"`
-}
-
-// SeedRow is one RL seed's figures.
-type SeedRow struct {
-	// Seed is the seed index (checkpoints/ARM/seed-K), RLSeed the seed it
-	// trained with (RLSeed(run seed, K)).
-	Seed   int    `json:"seed"`
-	RLSeed uint64 `json:"rl_seed"`
-	Figures
-}
-
-// Comparison is one claim of the paper, "Arm > Than", on the held-out
-// evaluations.
-type Comparison struct {
-	Claim string `json:"claim"`
-	Than  string `json:"than"`
-	// Paper is the paper's two figures ("91.5 > 85.0"), or why it has none.
-	Paper string `json:"paper"`
-	// Difference is the arm's score minus Than's, averaged over problems
-	// and RL seeds, with its paired bootstrap 95% interval.
-	Difference float64    `json:"difference"`
-	CI95       [2]float64 `json:"ci95"`
-	// Seeds is each seed index's difference (a base is the same
-	// evaluation against every seed).
-	Seeds []float64 `json:"seeds"`
-	// Holds is whether the interval excludes 0 in the claimed direction.
-	Holds bool `json:"holds"`
-}
+// The rows of summary.json are defined once, in package summary, which
+// the report renderer reads them with.
+type (
+	Row        = summary.Row
+	Figures    = summary.Figures
+	SeedRow    = summary.SeedRow
+	Comparison = summary.Comparison
+)
 
 // The paired bootstrap of the comparisons: its resamples and seed (fixed,
 // so that summary.json is deterministic).
@@ -256,17 +194,6 @@ func figures(s eval.Summary, res *train.GRPOResult) Figures {
 		f.TrainReward, f.Gap = &tr, &gap
 	}
 	return f
-}
-
-// value is the headline figure: BLEU or success.
-func (f Figures) value() float64 {
-	if f.BLEU != nil {
-		return *f.BLEU
-	}
-	if f.Success != nil {
-		return *f.Success
-	}
-	return math.NaN()
 }
 
 // row is an arm's line: for the base its one evaluation, for an RL arm
@@ -509,7 +436,7 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 	for i, row := range rows {
 		labels[i] = strings.Replace(row.Arm, "-", "\n", 1)
 		lo[i], hi[i] = row.CI95[0], row.CI95[1]
-		vals[i] = row.value()
+		vals[i] = row.Value()
 	}
 	p, err := figure.Bars(fmt.Sprintf("%s, held-out split", r.cfg.Task), measure, labels, vals, lo, hi)
 	if err != nil {
@@ -605,8 +532,8 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 	for i, row := range rows {
 		tr, hu, gap := monitorCells(row.Figures)
 		g := greedyRows[i]
-		fmt.Fprintf(w, "| %s | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %.1f | %s | %s | %s | %.3f |\n", row.Arm, row.value(), row.CI95[0], row.CI95[1],
-			g.value(), g.CI95[0], g.CI95[1], row.Turns, row.Tokens, tr, hu, gap, row.RealReward)
+		fmt.Fprintf(w, "| %s | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %.1f | %s | %s | %s | %.3f |\n", row.Arm, row.Value(), row.CI95[0], row.CI95[1],
+			g.Value(), g.CI95[0], g.CI95[1], row.Turns, row.Tokens, tr, hu, gap, row.RealReward)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The paper's ordering (Gemma-3-4B policy, Qwen2.5-7B simulator): MATH-Chat accuracy base 82.3 < static 85.0 < naive interactive 89.3 < calibrated 91.5 (oracle user 89.7); MediumDocEdit-Chat BLEU base 32.2, static 33.8, naive interactive 26.1 (reward hacking), calibrated 34.6.")
@@ -623,8 +550,8 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 		for j, s := range row.Seeds {
 			tr, hu, gap := monitorCells(s.Figures)
 			g := greedyRows[i].Seeds[j]
-			fmt.Fprintf(w, "| %s | %d | %d | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.value(), s.CI95[0], s.CI95[1],
-				g.value(), g.CI95[0], g.CI95[1], s.Turns, tr, hu, gap, s.RealReward)
+			fmt.Fprintf(w, "| %s | %d | %d | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.Value(), s.CI95[0], s.CI95[1],
+				g.Value(), g.CI95[0], g.CI95[1], s.Turns, tr, hu, gap, s.RealReward)
 		}
 	}
 	fmt.Fprintln(w)
@@ -667,7 +594,7 @@ func verdictTable(w io.Writer, rows []Row, measure string) {
 		for i, d := range c.Seeds {
 			per[i] = fmt.Sprintf("%+.3f", d)
 		}
-		fmt.Fprintf(w, "| %s | %s | %.3f vs %.3f | %+.3f [%+.3f, %+.3f] | %s | %s |\n", c.Claim, c.Paper, byArm[v.arm].value(), byArm[c.Than].value(),
+		fmt.Fprintf(w, "| %s | %s | %.3f vs %.3f | %+.3f [%+.3f, %+.3f] | %s | %s |\n", c.Claim, c.Paper, byArm[v.arm].Value(), byArm[c.Than].Value(),
 			c.Difference, c.CI95[0], c.CI95[1], strings.Join(per, ", "), verdict(c))
 	}
 }
@@ -737,7 +664,7 @@ func ordering(rows []Row) string {
 	}
 	var xs []kv
 	for _, r := range rows {
-		xs = append(xs, kv{r.Arm, r.value()})
+		xs = append(xs, kv{r.Arm, r.Value()})
 	}
 	sort.SliceStable(xs, func(i, j int) bool { return xs[i].v < xs[j].v })
 	var b strings.Builder

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/fidelity"
+	"github.com/calibrl/calibrl/summary"
 )
 
 // FidelityFile is one file of the run's fidelity/ folder: a simulator's
@@ -25,26 +26,8 @@ type FidelityFile struct {
 	Text    string
 }
 
-// SimToReal is one policy's sim-to-real gap as reproduce's fidelity stage
-// writes it (fidelity/ARM/seed-K.json, fidelity/base.json): the policy's
-// success (or BLEU) against the run's simulator and against the human
-// proxy on the same held-out problems with the same user seeds.
-type SimToReal struct {
-	Arm       string `json:"arm"`
-	Seed      int    `json:"seed"`
-	Simulator string `json:"simulator"`
-	Decoding  string `json:"decoding"`
-	// Gap is SimScore − HumanScore with its paired 95% interval.
-	SimScore   float64    `json:"sim_score"`
-	HumanScore float64    `json:"human_score"`
-	Gap        float64    `json:"gap"`
-	CI95       [2]float64 `json:"ci95"`
-	Problems   int        `json:"problems"`
-	// Delta[t] is the act distance between the two users at user turn t
-	// in these conversations; DeltaMean its mean.
-	Delta     []float64 `json:"delta"`
-	DeltaMean float64   `json:"delta_mean"`
-}
+// SimToReal is one policy's sim-to-real gap (summary.SimToReal).
+type SimToReal = summary.SimToReal
 
 // simToReal decodes data as a SimToReal record: an object with an arm and
 // both scores.

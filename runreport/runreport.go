@@ -27,6 +27,7 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/summary"
 )
 
 // File is the report's name in the run folder, beside report.md.
@@ -86,21 +87,15 @@ func Load(dir string) (*Report, error) {
 	sort.Strings(files)
 	var sets []Set
 	for _, file := range append([]string{filepath.Join(dir, "summary.json")}, files...) {
-		data, err := os.ReadFile(file)
+		rows, err := summary.Read(file)
 		if err != nil {
 			return nil, fmt.Errorf("runreport: %w", err)
 		}
-		more, err := decodeSets(data)
-		if err != nil {
-			return nil, fmt.Errorf("runreport: %s: %w", file, err)
-		}
+		set := Set{Rows: rows}
 		if base := filepath.Base(file); base != "summary.json" {
-			name := strings.TrimSuffix(strings.TrimPrefix(base, "summary-"), ".json")
-			for i := range more {
-				more[i].Name = strings.Trim(name+"."+more[i].Name, ".")
-			}
+			set.Name = strings.TrimSuffix(strings.TrimPrefix(base, "summary-"), ".json")
 		}
-		sets = append(sets, more...)
+		sets = append(sets, set)
 	}
 	rep := &Report{Dir: dir, Metrics: Metrics, Palette: palette}
 	primary := sets[0].Decoding()

@@ -302,34 +302,3 @@ func mathAbs(x float64) float64 {
 	}
 	return x
 }
-
-func TestDecodeSets(t *testing.T) {
-	row := `{"arm": "base", "success": 0.5, "ci95": [0.4, 0.6]}`
-	rl := `{"arm": "oracle-interactive", "success": 0.6, "ci95": [0.5, 0.7], "greedy": {"success": 0.7, "ci95": [0.6, 0.8], "seeds": [{"seed": 0, "success": 0.7}]}}`
-	for _, tc := range []struct {
-		name, data string
-		want       []string // "name:arms"
-	}{
-		{"array", "[" + row + "]", []string{":1"}},
-		{"a figures object in each row", "[" + row + "," + rl + "]", []string{":2", "greedy:1"}},
-		{"an object of row arrays", `{"decoding": "sampled", "rows": [` + row + `], "greedy": [` + row + `]}`, []string{":1", "greedy:1"}},
-		{"a nested block", `{"rows": [` + row + `], "greedy": {"temperature": 0, "rows": [` + row + `,` + row + `]}}`, []string{":1", "greedy:2"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			sets, err := decodeSets([]byte(tc.data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, s := range sets {
-				got = append(got, fmt.Sprintf("%s:%d", s.Name, len(s.Rows)))
-			}
-			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-				t.Fatalf("got sets %v, want %v", got, tc.want)
-			}
-		})
-	}
-	if _, err := decodeSets([]byte(`{"x": 1}`)); err == nil {
-		t.Error("an object without rows was accepted")
-	}
-}
