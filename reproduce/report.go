@@ -576,8 +576,51 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 			fmt.Fprintf(w, "| %s | %d | %.3f → %.3f | %d of %d | %.2f | %.3f |\n", d.arm, d.seed, d.first, d.last, d.idle, d.iters, d.live, d.kl)
 		}
 		fmt.Fprintln(w)
+		if note := staticNote(rows, diag); note != "" {
+			fmt.Fprintln(w, note)
+			fmt.Fprintln(w)
+		}
 	}
 	return nil
+}
+
+// staticNote says why static context RL ended below the base, when it
+// did, from its diagnostics: a batch reward that rose at a small KL is an
+// objective learned, not drift; what it learned is the logged contexts'
+// single answers, which the conversations its own turns make no longer
+// ask for (the policy-induced shift); a flat reward with a growing KL
+// would be drift instead.
+func staticNote(rows []Row, diag []diagnosis) string {
+	var base, static float64
+	for _, r := range rows {
+		switch r.Arm {
+		case ArmBase:
+			base = r.Value()
+		case ArmStatic:
+			static = r.Value()
+		}
+	}
+	var first, last, kl float64
+	n := 0
+	for _, d := range diag {
+		if d.arm == ArmStatic {
+			first, last, kl, n = first+d.first, last+d.last, max(kl, d.kl), n+1
+		}
+	}
+	if n == 0 || !(static < base) {
+		return ""
+	}
+	first, last = first/float64(n), last/float64(n)
+	if last > first {
+		return fmt.Sprintf("Static context RL ends below the base (%.3f vs %.3f) although it learned its own objective: its batch reward, "+
+			"the task's score of single candidate turns at logged cuts, rose from %.3f to %.3f (mean of its seeds) at a KL to the base of at most %.3f. "+
+			"That is not drift. It is trained only on the logging agents' histories and never conditions on a turn it produced, so in a conversation "+
+			"its own earlier turns lead it to histories it was never trained on: the policy-induced shift the paper describes.",
+			static, base, first, last, kl)
+	}
+	return fmt.Sprintf("Static context RL ends below the base (%.3f vs %.3f) and its batch reward did not rise (%.3f → %.3f, mean of its seeds; KL to the base at most %.3f): "+
+		"the update moved the policy without improving its own objective (drift), so the loss to the base is not evidence of the policy-induced shift.",
+		static, base, first, last, kl)
 }
 
 // verdictTable writes the paper's claims as measured on rows.
