@@ -46,7 +46,14 @@ nothing to a report, in a run folder:
              sim-to-real gap before and after its re-fit, δ̄, NLL and the
              human conversations used
   eval       the base and every arm and RL seed against the human proxy,
-             held-out split
+             held-out split, twice: sampled at the RL rollouts' temperature
+             (the policy RL optimises: eval/, summary.json, the verdict)
+             and greedy (eval-greedy/, summary-greedy.json, a second
+             verdict table); at the quick preset RL lifts the sampled
+             policy above the base but not its greedy mode
+  fidelity   each policy's sim-to-real gap: its success against the
+             calibrated simulator minus against the human proxy, same
+             problems (fidelity/)
   report     report.md, summary.json, plots/training.png, plots/comparison.png,
              report.html (one self-contained page: verdict, seeds, curves,
              fidelity, transcripts; calibrl report RUNDIR re-renders it)
@@ -65,6 +72,10 @@ interval over problems (2000 resamples, fixed seed), and whether it holds.
 summary.json has one object per arm: the mean over its seeds (success or
 bleu, ci95, ...), "seeds" (each seed's figures) and "comparisons" (the
 claims that favour the arm).
+
+The quick mathchat run took 68 minutes on 2 shared cores (base SFT 23,
+simulator SFT 14, RL 21, evaluations and gaps 10; results/ in the
+repository has its report).
 
 Stages (one per arm and seed) and training checkpoints are resumable:
 after an interruption (Ctrl-C) run the same command again.`,
