@@ -40,7 +40,9 @@ func (s replySession) Reply(_ context.Context, h []dialog.Message) (string, bool
 	return r.text, r.end, nil
 }
 
-func msg(role dialog.Role, text string) dialog.Message { return dialog.Message{Role: role, Content: text} }
+func msg(role dialog.Role, text string) dialog.Message {
+	return dialog.Message{Role: role, Content: text}
+}
 
 // handLogs are three logged conversations on mathOracle (truth 102, the
 // hidden fact "3 days in total"), their people's acts by user turn:
