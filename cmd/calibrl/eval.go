@@ -45,10 +45,8 @@ answers, the artifacts of a prompted LLM user.`,
 			if err := ef.validate(); err != nil {
 				return err
 			}
-			// -1, the default, means "the agent's own"; any value given must
-			// be a temperature.
-			if cmd.Flags().Changed("temperature") && !(temperature >= 0 && temperature <= 100) {
-				return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy)", temperature)
+			if err := checkTemperature(cmd, temperature); err != nil {
+				return err
 			}
 			t, err := task.Lookup(ef.task)
 			if err != nil {
@@ -59,10 +57,8 @@ answers, the artifacts of a prompted LLM user.`,
 				return err
 			}
 			var count func(string) int // tokens as the run's model counts them
+			setTemperature(a, temperature)
 			if la, ok := a.(*chatlm.Agent); ok {
-				if temperature >= 0 {
-					la.Gen.Temperature = temperature
-				}
 				count = la.Model.CountTokens
 			}
 			u, err := spec.User(t, ef.user)

@@ -83,10 +83,8 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
   calibrl fidelity --task mathchat --sim learned:sim,naive,human --logs held-out.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// -1, the default, means "the agent's own"; any value given must
-			// be a temperature (as eval's flag).
-			if cmd.Flags().Changed("temperature") && !(temperature >= 0 && temperature <= 100) {
-				return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy)", temperature)
+			if err := checkTemperature(cmd, temperature); err != nil {
+				return err
 			}
 			if err := resolveData(&taskName, &data); err != nil {
 				return err
@@ -176,9 +174,7 @@ func fidelityAgent(t task.Task, name string, temperature float64) (dialog.Agent,
 	if err != nil {
 		return nil, fmt.Errorf("--agents: %w", err)
 	}
-	if la, ok := a.(*chatlm.Agent); ok && temperature >= 0 {
-		la.Gen.Temperature = temperature
-	}
+	setTemperature(a, temperature)
 	return a, nil
 }
 

@@ -5,6 +5,9 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
 )
 
 // Override flags default to a value that means "the preset's" (0, or -1
@@ -32,4 +35,21 @@ func atLeast(cmd *cobra.Command, lo float64, strict bool, names ...string) error
 		}
 	}
 	return nil
+}
+
+// checkTemperature checks a --temperature flag: -1, the default, means
+// "the agent's own"; any value given must be a temperature.
+func checkTemperature(cmd *cobra.Command, v float64) error {
+	if cmd.Flags().Changed("temperature") && !(v >= 0 && v <= 100) {
+		return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy)", v)
+	}
+	return nil
+}
+
+// setTemperature makes a checkpoint policy (lm:DIR) sample at v when v is
+// a temperature (≥ 0); other agents, and v < 0, are left as they are.
+func setTemperature(a dialog.Agent, v float64) {
+	if la, ok := a.(*chatlm.Agent); ok && v >= 0 {
+		la.Gen.Temperature = v
+	}
 }
