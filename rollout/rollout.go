@@ -8,15 +8,20 @@
 // from its own generators, seeded from (Seed, instance, sample), so the
 // episodes do not depend on the worker count or on which other episodes run
 // beside them.
+//
+// An episode's life (the opening, agent and user turns, the environment's
+// notes, the ends and the score) is written once, in Live, and asking many
+// players at once, in one batch or one session at a time, in OpenAll,
+// ActAll and ReplyAll: Play runs them in lockstep; a server steps one
+// episode per request; static RL resumes logged conversations from a cut
+// (Resume).
 package rollout
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
-	"sync"
 
 	"github.com/calibrl/calibrl/dialog"
 )
@@ -96,14 +101,6 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// live is one running episode.
-type live struct {
-	ep    dialog.Episode
-	agent dialog.AgentSession
-	user  dialog.UserSession
-	done  bool
-}
-
 // contextKeeper is a session that can keep state across the turns of its
 // episode (a model's key/value cache of the conversation, so that a turn
 // reads only what is new) when it is told that the episode will be ended:
@@ -127,8 +124,9 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
+	rules := Rules{Env: dialog.EnvironmentOf(task), CountTokens: cfg.CountTokens}
 	total := cfg.Instances * cfg.Group
-	eps := make([]*live, 0, total)
+	eps := make([]*Live, 0, total)
 	for i := 0; i < cfg.Instances; i++ {
 		index := cfg.Start + i
 		oracle, view, err := task.Instance(cfg.Split, index)
@@ -136,28 +134,24 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 			return nil, nil, fmt.Errorf("rollout: instance %d: %w", index, err)
 		}
 		for g := 0; g < cfg.Group; g++ {
-			seed := EpisodeSeed(cfg.Seed, index, g)
-			l := &live{ep: dialog.Episode{
+			eps = append(eps, Begin(dialog.Episode{
 				ID:       fmt.Sprintf("%s/%s/%d/%d", task.Name(), cfg.Split, index, g),
 				Task:     dialog.TaskName(task),
 				Split:    cfg.Split,
 				MaxTurns: cfg.MaxTurns,
 				Agent:    cfg.AgentName,
 				User:     cfg.UserName,
-				Seed:     seed,
+				Seed:     EpisodeSeed(cfg.Seed, index, g),
 				Index:    index,
 				Sample:   g,
 				Oracle:   *oracle,
 				View:     *view,
-			}}
-			l.user = user.NewSession(&l.ep.Oracle, rand.New(rand.NewPCG(seed, 1)))
-			l.agent = agent.NewSession(&l.ep.View, rand.New(rand.NewPCG(seed, 2)))
-			eps = append(eps, l)
+			}, agent, user, rules))
 		}
 	}
 	defer func() {
 		for _, l := range eps {
-			for _, s := range []any{l.agent, l.user} {
+			for _, s := range []any{l.Agent, l.User} {
 				if k, ok := s.(contextKeeper); ok {
 					k.Release()
 				}
@@ -165,35 +159,30 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 		}
 	}()
 	for _, l := range eps {
-		for _, s := range []any{l.agent, l.user} {
+		for _, s := range []any{l.Agent, l.User} {
 			if k, ok := s.(contextKeeper); ok {
 				k.KeepContext()
 			}
 		}
 	}
 
-	if err := openings(ctx, user, eps, cfg); err != nil {
+	if err := OpenAll(ctx, user, eps, cfg.Workers); err != nil {
 		return nil, nil, err
 	}
-
-	env := dialog.EnvironmentOf(task)
 	finished := 0
 	for turn := 0; turn < cfg.MaxTurns; turn++ {
-		active := activeOf(eps)
+		active := Playing(eps)
 		if len(active) == 0 {
 			break
 		}
-		if err := agentsAct(ctx, agent, active, cfg); err != nil {
+		if err := ActAll(ctx, agent, active, cfg.Workers); err != nil {
 			return nil, nil, err
 		}
-		if env != nil {
-			respond(env, active, cfg)
-		}
-		if err := usersReply(ctx, user, active, cfg); err != nil {
+		if err := ReplyAll(ctx, user, active, cfg.Workers); err != nil {
 			return nil, nil, err
 		}
 		if cfg.Progress != nil {
-			now := total - len(activeOf(eps))
+			now := total - len(Playing(eps))
 			if now != finished {
 				finished = now
 				cfg.Progress(finished, total)
@@ -203,203 +192,11 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 	out := make([]dialog.Episode, len(eps))
 	sessions := make([]dialog.AgentSession, len(eps))
 	for i, l := range eps {
-		if !l.done {
-			l.ep.End = dialog.MaxTurns
-		}
-		finish(task, &l.ep)
-		out[i], sessions[i] = l.ep, l.agent
+		l.Finish(task)
+		out[i], sessions[i] = l.Ep, l.Agent
 	}
 	if cfg.Progress != nil && finished != total {
 		cfg.Progress(total, total)
 	}
 	return out, sessions, nil
-}
-
-// openings has every user write its first message.
-func openings(ctx context.Context, user dialog.User, eps []*live, cfg Config) error {
-	add := func(l *live, text string) {
-		l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: text, Tokens: cfg.CountTokens(text)})
-	}
-	if b, ok := user.(dialog.BatchOpener); ok {
-		sessions := make([]dialog.UserSession, len(eps))
-		for i, l := range eps {
-			sessions[i] = l.user
-		}
-		texts, err := b.OpenBatch(ctx, sessions)
-		if err != nil {
-			return fmt.Errorf("rollout: user: %w", err)
-		}
-		if len(texts) != len(eps) {
-			return fmt.Errorf("rollout: user opened %d of %d conversations", len(texts), len(eps))
-		}
-		for i, l := range eps {
-			add(l, texts[i])
-		}
-		return nil
-	}
-	return parallel(ctx, cfg.Workers, eps, func(ctx context.Context, l *live) error {
-		text, err := l.user.Open(ctx)
-		if err != nil {
-			return fmt.Errorf("user: %w", err)
-		}
-		add(l, text)
-		return nil
-	})
-}
-
-func activeOf(eps []*live) []*live {
-	var a []*live
-	for _, l := range eps {
-		if !l.done {
-			a = append(a, l)
-		}
-	}
-	return a
-}
-
-func agentsAct(ctx context.Context, agent dialog.Agent, active []*live, cfg Config) error {
-	add := func(l *live, text string) {
-		l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleAssistant, Content: text, Tokens: cfg.CountTokens(text)})
-		l.ep.Turns++
-	}
-	if b, ok := agent.(dialog.BatchAgent); ok {
-		sessions := make([]dialog.AgentSession, len(active))
-		histories := make([][]dialog.Message, len(active))
-		for i, l := range active {
-			sessions[i], histories[i] = l.agent, l.ep.Messages
-		}
-		texts, err := b.ActBatch(ctx, sessions, histories)
-		if err != nil {
-			return fmt.Errorf("rollout: agent: %w", err)
-		}
-		if len(texts) != len(active) {
-			return fmt.Errorf("rollout: agent answered %d of %d conversations", len(texts), len(active))
-		}
-		for i, l := range active {
-			add(l, texts[i])
-		}
-		return nil
-	}
-	return parallel(ctx, cfg.Workers, active, func(ctx context.Context, l *live) error {
-		text, err := l.agent.Act(ctx, l.ep.Messages)
-		if err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
-		add(l, text)
-		return nil
-	})
-}
-
-// respond records the task environment's note on each agent turn just
-// written (dialog.Environment) as a system message after it.
-func respond(env dialog.Environment, active []*live, cfg Config) {
-	for _, l := range active {
-		if note := env.Respond(&l.ep.View, l.ep.Messages); note != "" {
-			l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleSystem, Content: note, Tokens: cfg.CountTokens(note)})
-		}
-	}
-}
-
-func usersReply(ctx context.Context, user dialog.User, active []*live, cfg Config) error {
-	apply := func(l *live, text string, end bool) {
-		if text != "" {
-			l.ep.Messages = append(l.ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: text, Tokens: cfg.CountTokens(text)})
-		}
-		if end {
-			l.done = true
-			l.ep.End = endReason(l.user)
-		}
-	}
-	if b, ok := user.(dialog.BatchUser); ok {
-		sessions := make([]dialog.UserSession, len(active))
-		histories := make([][]dialog.Message, len(active))
-		for i, l := range active {
-			sessions[i], histories[i] = l.user, l.ep.Messages
-		}
-		texts, ends, err := b.ReplyBatch(ctx, sessions, histories)
-		if err != nil {
-			return fmt.Errorf("rollout: user: %w", err)
-		}
-		if len(texts) != len(active) || len(ends) != len(active) {
-			return fmt.Errorf("rollout: user answered %d of %d conversations", len(texts), len(active))
-		}
-		for i, l := range active {
-			apply(l, texts[i], ends[i])
-		}
-		return nil
-	}
-	return parallel(ctx, cfg.Workers, active, func(ctx context.Context, l *live) error {
-		text, end, err := l.user.Reply(ctx, l.ep.Messages)
-		if err != nil {
-			return fmt.Errorf("user: %w", err)
-		}
-		apply(l, text, end)
-		return nil
-	})
-}
-
-// endReason asks the session why it ended, when it can say.
-func endReason(s dialog.UserSession) dialog.EndReason {
-	if r, ok := s.(interface{ EndReason() dialog.EndReason }); ok {
-		if reason := r.EndReason(); reason != "" {
-			return reason
-		}
-	}
-	return dialog.UserEnded
-}
-
-func finish(task Task, ep *dialog.Episode) {
-	sc := task.Score(&ep.Oracle, ep.Messages)
-	ep.Outcome, ep.Reward, ep.Success, ep.Metrics = sc.Outcome, sc.Reward, sc.Success, sc.Metrics
-	ep.Tokens = 0
-	for _, m := range ep.Messages {
-		ep.Tokens += m.Tokens
-	}
-	// A user who "accepts" a wrong outcome did not solve the task.
-	if ep.End == dialog.Solved && !ep.Success {
-		ep.End = dialog.UserEnded
-	}
-}
-
-// parallel runs f on every episode with at most workers at once and returns
-// the first error, naming the episode.
-func parallel(ctx context.Context, workers int, eps []*live, f func(context.Context, *live) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	next := make(chan *live)
-	for w := 0; w < min(workers, len(eps)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for l := range next {
-				if err := f(ctx, l); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("rollout: episode %s: %w", l.ep.ID, err)
-						cancel()
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for _, l := range eps {
-		select {
-		case next <- l:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
 }
