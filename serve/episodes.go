@@ -3,7 +3,6 @@ package serve
 import (
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -205,26 +204,23 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 	if req.EpisodeSeed != nil {
 		seed = uint64(*req.EpisodeSeed)
 	}
-	e := &episode{task: t, ep: dialog.Episode{
+	e := &episode{task: t, live: rollout.Begin(dialog.Episode{
 		Task: req.Task, Split: req.Split, User: req.User, Agent: "serve", MaxTurns: req.MaxTurns,
 		Seed: seed, Index: index, Sample: req.Sample, Oracle: *oracle, View: *view,
-	}}
-	e.user = u.NewSession(&e.ep.Oracle, rand.New(rand.NewPCG(seed, 1)))
-	opening, err := e.user.Open(r.Context())
-	if err != nil {
+	}, nil, u, rollout.Rules{Env: dialog.EnvironmentOf(t)})}
+	if err := e.live.Open(r.Context()); err != nil {
 		s.log.Warn("user open failed", "task", req.Task, "user", req.User, "err", err)
 		writeError(w, http.StatusBadGateway, errServer, "user could not open the conversation: "+err.Error())
 		return
 	}
-	e.ep.Messages = append(e.ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: opening, Tokens: dialog.ApproxTokens(opening)})
 	if err := s.store.add(e); err != nil {
 		writeError(w, http.StatusTooManyRequests, errCapacity, fmt.Sprintf("%v (cap %d): finish or DELETE episodes, or wait for them to expire", err, s.cfg.MaxEpisodes))
 		return
 	}
-	e.ep.ID = e.id
+	e.live.Ep.ID = e.id
 	s.log.Debug("episode created", "id", e.id, "task", req.Task, "split", req.Split, "index", index, "user", req.User)
 	writeJSON(w, http.StatusCreated, CreateResponse{ID: e.id, Observation: Observation{
-		Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.ep.Messages...),
+		Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.live.Ep.Messages...),
 	}})
 }
 
@@ -248,27 +244,15 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.done {
-		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.ep.End))
+	if e.live.Done() {
+		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.live.Ep.End))
 		return
 	}
-	ep := &e.ep
-	before := len(ep.Messages)
-	ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleAssistant, Content: req.Message, Tokens: dialog.ApproxTokens(req.Message)})
-	ep.Turns++
 	// The environment answers the turn before the user does, as in the
-	// rollout.
-	var note string
-	if env := dialog.EnvironmentOf(e.task); env != nil {
-		if note = env.Respond(&ep.View, ep.Messages); note != "" {
-			ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleSystem, Content: note, Tokens: dialog.ApproxTokens(note)})
-		}
-	}
-	reply, end, err := e.user.Reply(r.Context(), ep.Messages)
+	// rollout; a turn the user could not answer is not recorded, so the
+	// client may send it again.
+	note, reply, end, err := e.live.Exchange(r.Context(), req.Message)
 	if err != nil {
-		// Undo the agent's turn so the client may send it again.
-		ep.Messages = ep.Messages[:before]
-		ep.Turns--
 		status := http.StatusBadGateway
 		if r.Context().Err() != nil {
 			status = 499 // the client left; nobody reads this reply
@@ -277,17 +261,10 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, errServer, "user could not reply: "+err.Error())
 		return
 	}
-	if reply != "" {
-		ep.Messages = append(ep.Messages, dialog.Message{Role: dialog.RoleUser, Content: reply, Tokens: dialog.ApproxTokens(reply)})
-	}
+	ep := &e.live.Ep
 	resp := TurnResponse{Note: note, Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: end}}
-	if end || ep.Turns >= ep.MaxTurns {
-		ep.End = dialog.MaxTurns
-		if end {
-			ep.End = endReason(e.user)
-		}
-		finish(e.task, ep)
-		e.done = true
+	if e.live.Done() {
+		e.live.Finish(e.task)
 		e.closed.Store(true)
 		resp.Done, resp.Reward = true, ep.Reward
 		resp.Info.End, resp.Info.Success, resp.Info.Outcome, resp.Info.Metrics = ep.End, ep.Success, ep.Outcome, ep.Metrics
@@ -302,10 +279,10 @@ func (s *Server) getEpisode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	e.mu.Lock()
-	ep := &e.ep
+	ep := &e.live.Ep
 	t := Transcript{
 		ID: e.id, Task: ep.Task, Split: ep.Split, User: ep.User, EpisodeSeed: Seed(ep.Seed), Index: ep.Index, Sample: ep.Sample, MaxTurns: ep.MaxTurns,
-		Created: e.created, Messages: append([]dialog.Message(nil), ep.Messages...), Turns: ep.Turns, Done: e.done,
+		Created: e.created, Messages: append([]dialog.Message(nil), ep.Messages...), Turns: ep.Turns, Done: e.live.Done(),
 		End: ep.End, Reward: ep.Reward, Success: ep.Success, Outcome: ep.Outcome, Metrics: ep.Metrics,
 	}
 	for _, m := range ep.Messages {
@@ -322,28 +299,4 @@ func (s *Server) deleteEpisode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// endReason asks the user session why it ended, as the rollout does.
-func endReason(u dialog.UserSession) dialog.EndReason {
-	if r, ok := u.(interface{ EndReason() dialog.EndReason }); ok {
-		if reason := r.EndReason(); reason != "" {
-			return reason
-		}
-	}
-	return dialog.UserEnded
-}
-
-// finish scores the conversation as rollout.Run does: a user who accepts a
-// wrong outcome did not solve the task.
-func finish(t task.Task, ep *dialog.Episode) {
-	sc := t.Score(&ep.Oracle, ep.Messages)
-	ep.Outcome, ep.Reward, ep.Success, ep.Metrics = sc.Outcome, sc.Reward, sc.Success, sc.Metrics
-	ep.Tokens = 0
-	for _, m := range ep.Messages {
-		ep.Tokens += m.Tokens
-	}
-	if ep.End == dialog.Solved && !ep.Success {
-		ep.End = dialog.UserEnded
-	}
 }

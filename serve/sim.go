@@ -10,6 +10,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/remote"
+	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
@@ -101,7 +102,9 @@ func (s *Simulator) Complete(ctx context.Context, req ChatRequest) (ChatReply, e
 	if req.Seed != nil {
 		seed = uint64(*req.Seed)
 	}
-	sess := gen.NewSession(o, rand.New(rand.NewPCG(seed, 1)))
+	// The seed is a user session's as the rollout seeds it: a client that
+	// sends an episode's seed gets that episode's user's draws.
+	sess := gen.NewSession(o, rollout.UserRand(seed))
 	var reply remote.UserReply
 	if len(history) == 0 {
 		reply.Message, err = sess.Open(ctx)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/task"
 )
 
@@ -23,9 +24,7 @@ type episode struct {
 
 	mu   sync.Mutex
 	task task.Task
-	user dialog.UserSession
-	ep   dialog.Episode
-	done bool
+	live *rollout.Live
 }
 
 // errFull is returned when the store is at its cap with no finished
