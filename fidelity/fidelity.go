@@ -14,7 +14,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -395,10 +394,10 @@ func probe(ctx context.Context, t Task, u dialog.User, cfg Config) (probeResult,
 		oracles[i] = o
 		for k := 0; k < 3; k++ {
 			seed := rollout.EpisodeSeed(cfg.Seed^0x9806e, i, k)
-			sessions = append(sessions, u.NewSession(o, rand.New(rand.NewPCG(seed, 1))))
+			sessions = append(sessions, u.NewSession(o, rollout.UserRand(seed)))
 		}
 	}
-	openings, err := openAll(ctx, u, sessions)
+	openings, err := rollout.Openings(ctx, u, sessions, 1)
 	if err != nil {
 		return res, err
 	}
@@ -415,7 +414,7 @@ func probe(ctx context.Context, t Task, u dialog.User, cfg Config) (probeResult,
 		revealed += r
 		hidden += h
 	}
-	replies, ends, err := replyAll(ctx, u, sessions, histories)
+	replies, ends, err := rollout.Replies(ctx, u, sessions, histories, 1)
 	if err != nil {
 		return res, err
 	}
@@ -478,34 +477,4 @@ func overshared(o *dialog.Oracle, opening string) (revealed, hidden float64) {
 		}
 	}
 	return revealed, hidden
-}
-
-func openAll(ctx context.Context, u dialog.User, sessions []dialog.UserSession) ([]string, error) {
-	if b, ok := u.(dialog.BatchOpener); ok {
-		return b.OpenBatch(ctx, sessions)
-	}
-	out := make([]string, len(sessions))
-	for i, s := range sessions {
-		text, err := s.Open(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = text
-	}
-	return out, nil
-}
-
-func replyAll(ctx context.Context, u dialog.User, sessions []dialog.UserSession, histories [][]dialog.Message) ([]string, []bool, error) {
-	if b, ok := u.(dialog.BatchUser); ok {
-		return b.ReplyBatch(ctx, sessions, histories)
-	}
-	texts := make([]string, len(sessions))
-	ends := make([]bool, len(sessions))
-	for i, s := range sessions {
-		var err error
-		if texts[i], ends[i], err = s.Reply(ctx, histories[i]); err != nil {
-			return nil, nil, err
-		}
-	}
-	return texts, ends, nil
 }

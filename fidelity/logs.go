@@ -25,11 +25,15 @@ type LogConfig struct {
 	// the opening); default 6. Later turns count in the overall figures.
 	Turns int
 	// Seed seeds the simulator: conversation i's session draws from
-	// rollout.EpisodeSeed(Seed, i, 0) on PCG stream 3, a stream no rollout
-	// uses, so the human proxy replaying logs it wrote itself does not
-	// replay its own random draws.
+	// rollout.EpisodeSeed(Seed, i, 0) on PCG stream logStream, a stream no
+	// rollout uses, so the human proxy replaying logs it wrote itself does
+	// not replay its own random draws.
 	Seed uint64
 }
+
+// logStream is the random stream of MeasureLogs' simulator sessions: not
+// rollout.UserStream nor rollout.AgentStream.
+const logStream = 3
 
 // Termination is how well the simulator ends where the person ended,
 // counted over contexts. The simulator ends at a context when it closes
@@ -153,7 +157,7 @@ func MeasureLogs(ctx context.Context, simName string, sim dialog.User, eps []dia
 		convs[i] = logContexts(i, &eps[i])
 		rounds = max(rounds, len(convs[i]))
 		seed := rollout.EpisodeSeed(cfg.Seed, i, 0)
-		sessions[i] = sim.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(seed, 3)))
+		sessions[i] = sim.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(seed, logStream)))
 	}
 	var ctxs []logContext
 	var simActs []Act
@@ -180,7 +184,7 @@ func MeasureLogs(ctx context.Context, simName string, sim dialog.User, eps []dia
 			}
 		}
 		if len(open) > 0 {
-			texts, err := openAll(ctx, sim, openS)
+			texts, err := rollout.Openings(ctx, sim, openS, 1)
 			if err != nil {
 				return rep, fmt.Errorf("fidelity: %s openings: %w", simName, err)
 			}
@@ -189,7 +193,7 @@ func MeasureLogs(ctx context.Context, simName string, sim dialog.User, eps []dia
 			}
 		}
 		if len(reply) > 0 {
-			texts, ends, err := replyAll(ctx, sim, replyS, histories)
+			texts, ends, err := rollout.Replies(ctx, sim, replyS, histories, 1)
 			if err != nil {
 				return rep, fmt.Errorf("fidelity: %s replies at user turn %d: %w", simName, k, err)
 			}

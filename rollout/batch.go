@@ -12,7 +12,9 @@ import (
 // the player is backed by a model that answers many conversations faster
 // together (dialog.BatchOpener, dialog.BatchAgent, dialog.BatchUser), else
 // one session at a time on at most workers goroutines (1: in order). The
-// answers come back in the order of the sessions either way.
+// answers come back in the order of the sessions either way. A session's
+// error names its episode, or for Openings and Replies its index in
+// sessions.
 
 // Openings has each session's user write its opening.
 func Openings(ctx context.Context, user dialog.User, sessions []dialog.UserSession, workers int) ([]string, error) {
