@@ -221,7 +221,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		return rlBatch{}, err
 	}
 	b := rlBatch{seqs: make([]chatlm.Sequence, P*G), rewards: make([]float64, P*G)}
-	branches := make([]*branch, P*G)
+	branches := make([]*rollout.Live, P*G)
 	var tokens, cutTurn float64
 	for j, p := range ps {
 		// Common random numbers: the G completions of one prompt share the
@@ -257,17 +257,17 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 			"rollout/turns": 1.0, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 		return b, nil
 	}
-	if err := complete(ctx, s.agents, s.trainUser, branches, cfg.MaxTurns); err != nil {
+	if err := complete(ctx, s.agents, s.trainUser, branches); err != nil {
 		return rlBatch{}, fmt.Errorf("static: %w", err)
 	}
 	var success, total float64
 	for k, br := range branches {
-		sc := s.task.Score(&br.ep.Oracle, br.msgs)
-		b.rewards[k] = sc.Reward
-		if sc.Success {
+		br.Finish(s.task)
+		b.rewards[k] = br.Ep.Reward
+		if br.Ep.Success {
 			success++
 		}
-		total += float64(br.turns)
+		total += float64(br.Ep.Turns)
 	}
 	b.metrics = map[string]any{"rollout/reward_mean": mean(b.rewards), "rollout/success": success / n,
 		"rollout/turns": total / n, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}

@@ -112,7 +112,7 @@ func TestBranchReplaysLoggedConversations(t *testing.T) {
 		}
 		logs = append(logs, eps...)
 	}
-	s := &staticRun{rlRun: &rlRun{trainUser: human}, agents: map[string]dialog.Agent{}}
+	s := &staticRun{rlRun: &rlRun{trainUser: human, cfg: GRPOConfig{MaxTurns: 8}}, agents: map[string]dialog.Agent{}}
 	for _, ep := range logs {
 		s.agents[ep.Agent], _ = tk.Agent(ep.Agent)
 	}
@@ -128,10 +128,10 @@ func TestBranchReplaysLoggedConversations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := complete(context.Background(), s.agents, human, []*branch{br}, 8); err != nil {
+			if err := complete(context.Background(), s.agents, human, []*rollout.Live{br}); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := texts(br.msgs), texts(ep.Messages); !reflect.DeepEqual(got, want) {
+			if got, want := texts(br.Ep.Messages), texts(ep.Messages); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s (%s) cut at %d:\ngot  %q\nwant %q", ep.ID, ep.Agent, cut, got, want)
 			}
 			cuts++
