@@ -100,12 +100,13 @@ func begin(ep dialog.Episode, agent dialog.Agent, agentRand *rand.Rand, user dia
 // prefix's agent turns, the last one included when the prefix ends with
 // one (it then has read the user's last message, and does not know that
 // the logged words there were not its own); the user opens and answers
-// each agent turn that a user turn directly follows. A user turn after an
-// environment's note is not replayed, as static RL's completions have
-// always done (replaying it too would change their results on tasks with
-// an environment). Model-backed players (dialog.BatchAgent,
-// dialog.BatchUser) read everything from the history they are given and
-// are not walked through.
+// each agent turn that a user turn follows (after the environment's note
+// on it, when there is one). When the prefix ends with an agent turn and
+// the rules have an environment, the environment notes that turn, as
+// Said would have: the user then reads the document (or whatever the
+// environment shows) that the turn left. Model-backed players
+// (dialog.BatchAgent, dialog.BatchUser) read everything from the history
+// they are given and are not walked through.
 func Resume(ctx context.Context, ep dialog.Episode, agent dialog.Agent, user dialog.User, userSeed uint64, r Rules) (*Live, error) {
 	l := begin(ep, agent, AgentRand(ep.Seed), user, UserRand(userSeed), r)
 	msgs := l.Ep.Messages
@@ -129,14 +130,30 @@ func Resume(ctx context.Context, ep dialog.Episode, agent dialog.Agent, user dia
 			return nil, fmt.Errorf("rollout: replay user: %w", err)
 		}
 		for i := 1; i < len(msgs); i++ {
-			if msgs[i].Role == dialog.RoleUser && msgs[i-1].Role == dialog.RoleAssistant {
+			if msgs[i].Role == dialog.RoleUser && answers(msgs[:i]) {
 				if _, _, err := l.User.Reply(ctx, msgs[:i]); err != nil {
 					return nil, fmt.Errorf("rollout: replay user: %w", err)
 				}
 			}
 		}
 	}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == dialog.RoleAssistant && r.Env != nil {
+		if note := r.Env.Respond(&l.Ep.View, l.Ep.Messages); note != "" {
+			l.add(dialog.RoleSystem, note)
+		}
+	}
 	return l, nil
+}
+
+// answers reports whether a user turn after history h answers an agent
+// turn: h ends with one, or with the environment's notes on one.
+func answers(h []dialog.Message) bool {
+	for i := len(h) - 1; i >= 0; i-- {
+		if !dialog.IsNote(h[i]) {
+			return h[i].Role == dialog.RoleAssistant
+		}
+	}
+	return false
 }
 
 // Done reports that the episode is over: the user ended it, or the agent

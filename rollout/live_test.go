@@ -73,36 +73,53 @@ func TestHandDrivenEpisodeIsPlays(t *testing.T) {
 // playing on gives the episode again: the replay brings both stateful
 // sessions (the user's patience and dice, the agent's dice) to where the
 // prefix left them.
+//
+// With an environment, a prefix cut just after an agent turn gets the
+// environment's note on it, and the user's turns after notes are replayed
+// too.
 func TestResumeFromAPrefixEqualsPlaying(t *testing.T) {
 	cfg := Config{Split: "train", Instances: 15, Seed: 9, MaxTurns: 6}
-	eps := run(t, randomAgent{}, cfg)
-	cuts := 0
-	for _, ep := range eps {
-		for cut := 1; cut < len(ep.Messages); cut++ {
-			start := ep
-			start.Messages = ep.Messages[:cut]
-			start.Turns, start.End, start.Reward, start.Success, start.Outcome, start.Tokens = 0, "", 0, false, "", 0
-			l, err := Resume(context.Background(), start, randomAgent{}, guessUser{}, ep.Seed, Rules{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := len(ep.Messages[:cut]); len(l.Ep.Messages) != got {
-				t.Fatalf("%s cut %d: resumed with %d messages", ep.ID, cut, len(l.Ep.Messages))
-			}
-			drive(t, l)
-			if !reflect.DeepEqual(l.Ep, ep) {
-				t.Fatalf("%s cut %d: resumed\n%+v\nplayed\n%+v", ep.ID, cut, l.Ep.Messages, ep.Messages)
-			}
-			cuts++
+	for _, tk := range []Task{guessTask{}, echoEnvTask{}} {
+		eps, err := Run(context.Background(), tk, randomAgent{}, guessUser{}, cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if cuts < 30 {
-		t.Fatalf("only %d cuts checked", cuts)
-	}
-	// The logged array is never written: the resumed episode appends to
-	// its own copy.
-	if again := run(t, randomAgent{}, cfg); !reflect.DeepEqual(again, eps) {
-		t.Fatal("resuming changed the logged episodes")
+		rules := Rules{Env: dialog.EnvironmentOf(tk)}
+		cuts, notes := 0, 0
+		for _, ep := range eps {
+			for cut := 1; cut < len(ep.Messages); cut++ {
+				start := ep
+				start.Messages = ep.Messages[:cut]
+				start.Turns, start.End, start.Reward, start.Success, start.Outcome, start.Tokens = 0, "", 0, false, "", 0
+				l, err := Resume(context.Background(), start, randomAgent{}, guessUser{}, ep.Seed, rules)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := cut
+				if ep.Messages[cut-1].Role == dialog.RoleAssistant && dialog.IsNote(ep.Messages[cut]) {
+					want, notes = cut+1, notes+1 // the environment notes the prefix's last turn
+				}
+				if len(l.Ep.Messages) != want {
+					t.Fatalf("%T %s cut %d: resumed with %d messages, want %d", tk, ep.ID, cut, len(l.Ep.Messages), want)
+				}
+				drive(t, l)
+				if !reflect.DeepEqual(l.Ep, ep) {
+					t.Fatalf("%T %s cut %d: resumed\n%+v\nplayed\n%+v", tk, ep.ID, cut, l.Ep.Messages, ep.Messages)
+				}
+				cuts++
+			}
+		}
+		if cuts < 30 {
+			t.Fatalf("%T: only %d cuts checked", tk, cuts)
+		}
+		if _, env := tk.(echoEnvTask); env && notes == 0 {
+			t.Fatal("no cut after a noted turn")
+		}
+		// The logged array is never written: the resumed episode appends
+		// to its own copy.
+		if again, _ := Run(context.Background(), tk, randomAgent{}, guessUser{}, cfg); !reflect.DeepEqual(again, eps) {
+			t.Fatalf("%T: resuming changed the logged episodes", tk)
+		}
 	}
 }
 

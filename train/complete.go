@@ -19,12 +19,13 @@ import (
 // scripted agent may then misread a reply to the candidate's question as
 // a reply to its own).
 //
-// The completion records no environment notes (docedit's document after
-// a turn of edit commands), as static RL's completions never have.
+// The task's environment notes the candidate and every later agent turn
+// as in a rollout (docedit shows the document a turn of edit commands
+// left), so the simulator judges the candidate's effect, not its words.
 func (s *staticRun) branch(ctx context.Context, p prompt, msgs []dialog.Message, simSeed uint64) (*rollout.Live, error) {
 	ep := *p.ep
 	ep.Messages, ep.MaxTurns = msgs, s.cfg.MaxTurns
-	return rollout.Resume(ctx, ep, s.agents[p.ep.Agent], s.trainUser, simSeed, rollout.Rules{})
+	return rollout.Resume(ctx, ep, s.agents[p.ep.Agent], s.trainUser, simSeed, rollout.Rules{Env: dialog.EnvironmentOf(s.task)})
 }
 
 // complete runs every branch to its end in lockstep, like rollout.Play:

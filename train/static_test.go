@@ -91,54 +91,62 @@ func TestCandidateSequenceMasksForcedIDs(t *testing.T) {
 // reproduces the logged conversation: the replay restores both scripted
 // sessions' state exactly.
 func TestBranchReplaysLoggedConversations(t *testing.T) {
-	tk, err := task.Lookup("mathchat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	human, err := tk.User("human")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var logs []dialog.Episode
-	for i, profile := range []string{"careful", "sloppy", "guesser"} {
-		a, err := tk.Agent(profile)
+	for _, name := range []string{"mathchat", "docedit"} {
+		tk, err := task.Lookup(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		eps, err := rollout.Run(context.Background(), tk, a, human,
-			rollout.Config{Split: "train", Start: 10 * i, Instances: 6, MaxTurns: 8, Seed: 3, AgentName: profile})
+		human, err := tk.User("human")
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs = append(logs, eps...)
-	}
-	s := &staticRun{rlRun: &rlRun{trainUser: human, cfg: GRPOConfig{MaxTurns: 8}}, agents: map[string]dialog.Agent{}}
-	for _, ep := range logs {
-		s.agents[ep.Agent], _ = tk.Agent(ep.Agent)
-	}
-	cuts := 0
-	for i := range logs {
-		ep := &logs[i]
-		for cut, m := range ep.Messages {
-			if m.Role != dialog.RoleAssistant {
-				continue
-			}
-			msgs := append([]dialog.Message(nil), ep.Messages[:cut+1]...)
-			br, err := s.branch(context.Background(), prompt{ep: ep, cut: cut}, msgs, ep.Seed)
+		var logs []dialog.Episode
+		for i, profile := range tk.Profiles() {
+			a, err := tk.Agent(profile)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := complete(context.Background(), s.agents, human, []*rollout.Live{br}); err != nil {
+			eps, err := rollout.Run(context.Background(), tk, a, human,
+				rollout.Config{Split: "train", Start: 10 * i, Instances: 6, MaxTurns: 8, Seed: 3, AgentName: profile})
+			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := texts(br.Ep.Messages), texts(ep.Messages); !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s (%s) cut at %d:\ngot  %q\nwant %q", ep.ID, ep.Agent, cut, got, want)
-			}
-			cuts++
+			logs = append(logs, eps...)
 		}
-	}
-	if cuts < 20 {
-		t.Fatalf("only %d cuts checked", cuts)
+		s := &staticRun{rlRun: &rlRun{task: tk, trainUser: human, cfg: GRPOConfig{MaxTurns: 8}}, agents: map[string]dialog.Agent{}}
+		for _, ep := range logs {
+			s.agents[ep.Agent], _ = tk.Agent(ep.Agent)
+		}
+		cuts, noted := 0, 0
+		for i := range logs {
+			ep := &logs[i]
+			for cut, m := range ep.Messages {
+				if m.Role != dialog.RoleAssistant {
+					continue
+				}
+				if cut+1 < len(ep.Messages) && dialog.IsNote(ep.Messages[cut+1]) {
+					noted++ // the branch must note the candidate as the rollout did
+				}
+				msgs := append([]dialog.Message(nil), ep.Messages[:cut+1]...)
+				br, err := s.branch(context.Background(), prompt{ep: ep, cut: cut}, msgs, ep.Seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := complete(context.Background(), s.agents, human, []*rollout.Live{br}); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := texts(br.Ep.Messages), texts(ep.Messages); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s (%s) cut at %d:\ngot  %q\nwant %q", ep.ID, ep.Agent, cut, got, want)
+				}
+				cuts++
+			}
+		}
+		if cuts < 20 {
+			t.Fatalf("%s: only %d cuts checked", name, cuts)
+		}
+		if name == "docedit" && noted == 0 {
+			t.Fatal("docedit: no cut at a command turn the environment noted")
+		}
 	}
 }
 
