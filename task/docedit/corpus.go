@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/hashsplit"
 )
 
 // Passage is one target document from a corpus.
@@ -82,7 +82,7 @@ func LoadCorpus(path string) (*Corpus, error) {
 		}
 	}
 	for _, p := range all {
-		if splitOf(p.Text) == "train" {
+		if hashsplit.Of(p.Text) == "train" {
 			c.Train = append(c.Train, p)
 		} else {
 			c.Test = append(c.Test, p)
@@ -204,15 +204,4 @@ func (c *Corpus) passage(split string, index int) (Passage, error) {
 		return Passage{}, fmt.Errorf("corpus %s has no %s passages", c.Source, split)
 	}
 	return ps[index%len(ps)], nil
-}
-
-// splitOf assigns a text to a split by one bit of its hash, so the two
-// splits can never hold the same target.
-func splitOf(text string) string {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	if h.Sum64()&1 == 0 {
-		return "train"
-	}
-	return "test"
 }

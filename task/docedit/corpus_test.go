@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibrl/calibrl/task/hashsplit"
 )
 
 const corpusPara1 = "The river rose after three days of rain. Farmers moved their animals to the hills. Nobody was hurt."
@@ -69,7 +71,7 @@ func TestLoadCorpus(t *testing.T) {
 		t.Fatalf("got passages %v, want 3", ids)
 	}
 	for _, p := range c.Train {
-		if splitOf(p.Text) != "train" {
+		if hashsplit.Of(p.Text) != "train" {
 			t.Errorf("train passage %q hashes to test", p.ID)
 		}
 	}
@@ -139,8 +141,8 @@ func TestCorpusTask(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o.Family != "corpus" || splitOf(o.Truth) != split {
-				t.Errorf("%s: family %q, target in split %q", o.ID, o.Family, splitOf(o.Truth))
+			if o.Family != "corpus" || hashsplit.Of(o.Truth) != split {
+				t.Errorf("%s: family %q, target in split %q", o.ID, o.Family, hashsplit.Of(o.Truth))
 			}
 			if err := ValidatePlan(o.Draft, o.Truth, o.Edits); err != nil {
 				t.Errorf("%s: %v", o.ID, err)

@@ -41,6 +41,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/metric"
+	"github.com/calibrl/calibrl/task/hashsplit"
 )
 
 // Name is the task's registry name.
@@ -180,7 +181,7 @@ func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, 
 			if target, err = generateDoc(family, &t.cfg, rng); err != nil {
 				return nil, nil, fmt.Errorf("instance %s: %w", id, err)
 			}
-			if splitOf(target) != split {
+			if hashsplit.Of(target) != split {
 				continue
 			}
 		}

@@ -2,7 +2,6 @@ package mathchat
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -225,15 +224,4 @@ func drawPersona(rng *rand.Rand) dialog.Persona {
 		TypoRate:  0.15 * rng.Float64(),
 		Clarity:   0.6 + 0.4*rng.Float64(),
 	}
-}
-
-// splitOf assigns a problem text to a split by one bit of its hash, so the
-// two splits can never hold the same problem.
-func splitOf(text string) string {
-	h := fnv.New64a()
-	h.Write([]byte(text))
-	if h.Sum64()&1 == 0 {
-		return "train"
-	}
-	return "test"
 }

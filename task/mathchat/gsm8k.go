@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/hashsplit"
 )
 
 // GSMProblem is one record of a GSM8K-format file.
@@ -95,7 +96,7 @@ func loadGSM8KDir(dir string) (*gsm8kSet, error) {
 			return nil, err
 		}
 		for _, p := range ps {
-			s := splitOf(p.Question)
+			s := hashsplit.Of(p.Question)
 			set.splits[s] = append(set.splits[s], p)
 		}
 		for _, split := range []string{"train", "test"} {

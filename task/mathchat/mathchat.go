@@ -19,6 +19,7 @@ import (
 	"sync"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/hashsplit"
 )
 
 // Name is the task's registry name.
@@ -169,7 +170,7 @@ func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("instance %s: %w", id, err)
 		}
-		if splitOf(x.instruction()) != split {
+		if hashsplit.Of(x.instruction()) != split {
 			continue
 		}
 		return x.oracle(id, split, rng), view, nil
