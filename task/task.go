@@ -92,12 +92,9 @@ func Lookup(name string) (Task, error) {
 	if strings.ContainsAny(level, `/\.`) {
 		return nil, fmt.Errorf("task %q: %q is not a level; give a data folder or file with --data %s (or as %q)", name, level, rest, base+dataOption+rest)
 	}
-	if err := checkLevel(name, level); err != nil {
-		return nil, err
-	}
 	t, err := c(level, o)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("task %q: %w", name, err)
 	}
 	if _, ok := DataOf(name); ok {
 		if t, name, err = withDataOf(t, name); err != nil {

@@ -40,3 +40,24 @@ func TestLookupKnowsTheTasks(t *testing.T) {
 		t.Fatal("CheckSplit(dev): want an error")
 	}
 }
+
+// Every task knows the levels and rejects other names with the name
+// that was asked for.
+func TestLookupLevels(t *testing.T) {
+	for _, n := range Names() {
+		levels := []string{"easy", "h8"}
+		if n == "mathchat" {
+			levels = append(levels, "h3:"+NoCalculator)
+		}
+		for _, level := range levels {
+			if _, err := Lookup(n + ":" + level); err != nil {
+				t.Errorf("Lookup(%s:%s): %v", n, level, err)
+			}
+		}
+		name := n + ":hard"
+		want := `task "` + name + `": unknown level "hard" (want easy or hN, e.g. h8)`
+		if _, err := Lookup(name); err == nil || err.Error() != want {
+			t.Errorf("Lookup(%s): got %v, want %s", name, err, want)
+		}
+	}
+}
