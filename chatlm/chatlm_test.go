@@ -2,7 +2,6 @@ package chatlm_test
 
 import (
 	"context"
-	"encoding/json"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/chatlm/chatlmtest"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/task/docedit"
 	"github.com/calibrl/calibrl/tokenizer"
 )
@@ -239,12 +239,13 @@ func TestCompleterAnswersRoleFlippedChats(t *testing.T) {
 		return text, p, n
 	}
 	a, p, n := answer(chatlm.NewCompleter(u, 7))
-	var r chatlm.SimReply
-	if err := json.Unmarshal([]byte(a), &r); err != nil {
-		t.Fatalf("completion %q is not SimReply JSON: %v", a, err)
+	// The answer is in the user's wire shape, as a remote user reads it.
+	r, err := reply.ParseUser(a)
+	if err != nil {
+		t.Fatalf("completion %q is not a user reply: %v", a, err)
 	}
-	if r.Message == "" && !r.End {
-		t.Fatalf("empty reply that does not end: %q", a)
+	if r.Satisfied {
+		t.Fatalf("completion %q is marked satisfied", a)
 	}
 	if p < 10 || n < 1 || n > 10 {
 		t.Fatalf("usage: prompt %d, completion %d tokens", p, n)

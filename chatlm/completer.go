@@ -2,22 +2,14 @@ package chatlm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"sync"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/tokenizer"
 )
-
-// SimReply is what a simulator served over a chat API answers: the same
-// JSON shape the LLM user of package remote replies in, so a trainer reads
-// calibrl's simulator and a prompted LLM simulator alike.
-type SimReply struct {
-	Message string `json:"message"`
-	End     bool   `json:"end"`
-}
 
 // Completer serves a user-simulator checkpoint as a chat model for an
 // OpenAI-compatible endpoint. The chat is role-flipped, as `calibrl export
@@ -40,7 +32,8 @@ func NewCompleter(u *User, seed uint64) *Completer {
 	return &Completer{User: u, rng: rand.New(rand.NewPCG(seed, 0x636f6d70))}
 }
 
-// Complete writes the simulator's next turn as SimReply JSON and returns
+// Complete writes the simulator's next turn in the user's wire shape
+// (reply.User; it never marks the end satisfied) and returns
 // the prompt and completion token counts.
 func (c *Completer) Complete(ctx context.Context, messages []dialog.Message) (string, int, int, error) {
 	if err := ctx.Err(); err != nil {
@@ -77,13 +70,9 @@ func (c *Completer) Complete(ctx context.Context, messages []dialog.Message) (st
 		return "", 0, 0, err
 	}
 	t := turns[0]
-	reply := SimReply{Message: t.Text, End: t.Done}
-	if reply.Message == "" && !reply.End {
-		reply.Message = unclear
+	r := reply.User{Message: t.Text, End: t.Done}
+	if r.Message == "" && !r.End {
+		r.Message = reply.Unclear
 	}
-	data, err := json.Marshal(reply)
-	if err != nil {
-		return "", 0, 0, err
-	}
-	return string(data), len(prompt), len(t.IDs), nil
+	return r.Encode(), len(prompt), len(t.IDs), nil
 }

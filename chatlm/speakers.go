@@ -7,6 +7,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
@@ -109,9 +110,6 @@ func (s *AgentSession) Sampled(history []dialog.Message) []*Turn {
 	return sampled
 }
 
-// unclear is what a model user says when its generated turn is unusable.
-const unclear = "Sorry, I'm not sure what you mean."
-
 // User is a user simulator backed by a chat model: the learned:DIR user
 // (Oracle true) or its no-oracle-context ablation (Oracle false). It ends
 // the episode by emitting <|done|>. A reply cut by the length limit is
@@ -201,7 +199,7 @@ func (u *User) ReplyBatch(ctx context.Context, sessions []dialog.UserSession, hi
 	for i, t := range turns {
 		texts[i], ends[i] = t.Text, t.Done
 		if t.Text == "" && !t.Done {
-			texts[i] = unclear
+			texts[i] = reply.Unclear
 		}
 	}
 	return texts, ends, nil

@@ -12,7 +12,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/calibrl/calibrl/dialog"
-	"github.com/calibrl/calibrl/remote"
+	"github.com/calibrl/calibrl/reply"
 )
 
 func episodes() []dialog.Episode {
@@ -49,11 +49,11 @@ func TestSimRowsFlipRolesAndMarkEnds(t *testing.T) {
 	if !reflect.DeepEqual(roles, wantRoles) {
 		t.Errorf("got roles %v, want %v", roles, wantRoles)
 	}
-	ends := func(row ChatRow) []remote.UserReply {
-		var out []remote.UserReply
+	ends := func(row ChatRow) []reply.User {
+		var out []reply.User
 		for _, m := range row.Messages {
 			if m.Role == "assistant" {
-				rep, err := remote.ParseUserReply(m.Content)
+				rep, err := reply.ParseUser(m.Content)
 				if err != nil {
 					t.Fatalf("assistant turn %q does not parse: %v", m.Content, err)
 				}
@@ -64,11 +64,11 @@ func TestSimRowsFlipRolesAndMarkEnds(t *testing.T) {
 	}
 	tests := []struct {
 		row  int
-		want []remote.UserReply
+		want []reply.User
 	}{
-		{0, []remote.UserReply{{Message: "guess my number"}, {Message: "higher"}, {Message: "yes!", End: true, Satisfied: true}}},
-		{1, []remote.UserReply{{Message: "guess my number"}, {End: true}}},
-		{2, []remote.UserReply{{Message: "guess my number"}, {Message: "higher"}}},
+		{0, []reply.User{{Message: "guess my number"}, {Message: "higher"}, {Message: "yes!", End: true, Satisfied: true}}},
+		{1, []reply.User{{Message: "guess my number"}, {End: true}}},
+		{2, []reply.User{{Message: "guess my number"}, {Message: "higher"}}},
 	}
 	for _, tt := range tests {
 		if got := ends(rows[tt.row]); !reflect.DeepEqual(got, tt.want) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 )
 
 // Judge scores an outcome against the oracle with an LLM, for tasks whose
@@ -24,20 +25,20 @@ func NewJudge(pool *Pool) *Judge { return &Judge{pool: pool, FormatRetries: Defa
 // or document, given the conversation. Unlike the user, a judge whose
 // replies stay malformed is an error: a guessed score would corrupt the
 // reward. seed is sent as the request seed.
-func (j *Judge) Score(ctx context.Context, o *dialog.Oracle, history []dialog.Message, outcome string, seed int64) (Verdict, error) {
+func (j *Judge) Score(ctx context.Context, o *dialog.Oracle, history []dialog.Message, outcome string, seed int64) (reply.Verdict, error) {
 	msgs := judgePrompt(o, history, outcome)
 	var last error
 	for try := 0; try <= max(j.FormatRetries, 0); try++ {
 		s := seed + int64(try)
 		resp, err := j.pool.Complete(ctx, Request{Messages: msgs, Seed: &s, JSON: true, MaxTokens: 256})
 		if err != nil {
-			return Verdict{}, fmt.Errorf("judge %s: %w", o.ID, err)
+			return reply.Verdict{}, fmt.Errorf("judge %s: %w", o.ID, err)
 		}
-		v, err := ParseVerdict(resp.Text)
+		v, err := reply.ParseVerdict(resp.Text)
 		if err == nil {
 			return v, nil
 		}
 		last = err
 	}
-	return Verdict{}, fmt.Errorf("judge %s: %w", o.ID, last)
+	return reply.Verdict{}, fmt.Errorf("judge %s: %w", o.ID, last)
 }

@@ -1,11 +1,11 @@
 package remote
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 )
 
 // UserSystemPrompt is the LLM user's role-play prompt: the oracle context
@@ -100,11 +100,11 @@ func RolePlayChat(o *dialog.Oracle, history []dialog.Message, endLast, satisfied
 	for i, m := range history {
 		switch m.Role {
 		case dialog.RoleUser:
-			r := UserReply{Message: m.Content}
+			r := reply.User{Message: m.Content}
 			if endLast && i == lastUser {
 				r.End, r.Satisfied = true, satisfied
 			}
-			out = append(out, dialog.Message{Role: dialog.RoleAssistant, Content: encodeReply(r)})
+			out = append(out, dialog.Message{Role: dialog.RoleAssistant, Content: r.Encode()})
 		case dialog.RoleAssistant:
 			out = append(out, dialog.Message{Role: dialog.RoleUser, Content: m.Content})
 		default:
@@ -114,14 +114,9 @@ func RolePlayChat(o *dialog.Oracle, history []dialog.Message, endLast, satisfied
 		}
 	}
 	if endLast && lastUser == -1 {
-		out = append(out, dialog.Message{Role: dialog.RoleAssistant, Content: encodeReply(UserReply{End: true, Satisfied: satisfied})})
+		out = append(out, dialog.Message{Role: dialog.RoleAssistant, Content: reply.User{End: true, Satisfied: satisfied}.Encode()})
 	}
 	return out
-}
-
-func encodeReply(r UserReply) string {
-	b, _ := json.Marshal(r) // a struct of a string and bools always encodes
-	return string(b)
 }
 
 // AgentChat is the chat a remote agent answers: the view's instructions

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 )
 
 // The sections of UserSystemPrompt, in the order it writes them.
@@ -144,7 +145,7 @@ func ReadRolePlayChat(msgs []dialog.Message) (*dialog.Oracle, []dialog.Message, 
 		switch m.Role {
 		case dialog.RoleAssistant:
 			text := m.Content
-			if r, err := ParseUserReply(m.Content); err == nil {
+			if r, err := reply.ParseUser(m.Content); err == nil {
 				text = r.Message
 			}
 			if text != "" {

@@ -14,11 +14,8 @@ import (
 	"github.com/openai/openai-go/v3"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 )
-
-// Unclear is what the LLM user says when its model's replies stay
-// malformed: a confused turn, as a person who garbled a message would send.
-const Unclear = "Sorry, I'm not sure what you mean."
 
 // DefaultFormatRetries is how many extra completions a malformed reply gets.
 const DefaultFormatRetries = 2
@@ -29,7 +26,7 @@ const DefaultFormatRetries = 2
 type User struct {
 	pool *Pool
 	// FormatRetries is how many times a malformed reply is asked for again
-	// before the turn is read as Unclear. Default DefaultFormatRetries;
+	// before the turn is read as reply.Unclear. Default DefaultFormatRetries;
 	// negative means none.
 	FormatRetries int
 
@@ -43,7 +40,7 @@ func NewUser(pool *Pool) *User { return &User{pool: pool, FormatRetries: Default
 func (u *User) Pool() *Pool { return u.pool }
 
 // Malformed counts model replies that were not in the JSON shape, and
-// Unclear the turns that fell back to Unclear after every retry.
+// Unclear the turns that fell back to reply.Unclear after every retry.
 func (u *User) Malformed() int64 { return u.malformed.Load() }
 func (u *User) Unclear() int64   { return u.unclear.Load() }
 
@@ -111,7 +108,7 @@ func (s *userSession) Reply(ctx context.Context, history []dialog.Message) (stri
 	}
 	if !ok {
 		s.u.unclear.Add(1)
-		return Unclear, false, nil
+		return reply.Unclear, false, nil
 	}
 	if r.End {
 		s.reason = dialog.UserEnded
@@ -134,7 +131,7 @@ func (s *userSession) EndReason() dialog.EndReason { return s.reason }
 // left out and the request sent again, as calibrl's own model users drop
 // the oldest turns to fit; the system prompt, the opening and the agent's
 // last turn always stay. Dropped counts what was left out.
-func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserReply, bool, error) {
+func (s *userSession) ask(ctx context.Context, history []dialog.Message) (reply.User, bool, error) {
 	msgs := RolePlayChat(s.o, history, false, false)
 	retries := s.u.FormatRetries
 	if retries < 0 {
@@ -149,9 +146,9 @@ func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserRe
 			resp, err = s.u.pool.Complete(ctx, Request{Messages: msgs, Seed: &seed, JSON: true})
 		}
 		if err != nil {
-			return UserReply{}, false, err
+			return reply.User{}, false, err
 		}
-		r, perr := ParseUserReply(resp.Text)
+		r, perr := reply.ParseUser(resp.Text)
 		if perr == nil {
 			s.turn++
 			return r, true, nil
@@ -160,7 +157,7 @@ func (s *userSession) ask(ctx context.Context, history []dialog.Message) (UserRe
 		slog.Debug("remote user: malformed reply", "model", s.u.pool.Model(), "episode", s.o.ID, "try", try, "err", perr)
 	}
 	s.turn++
-	return UserReply{}, false, nil
+	return reply.User{}, false, nil
 }
 
 // keepHead is the part of a role-play chat never dropped to fit a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/rollout"
 )
 
@@ -35,7 +36,7 @@ func TestUserReplies(t *testing.T) {
 		{"fenced then satisfied", []string{"```json\n{\"message\": \"yes, 42, thanks\", \"end\": true, \"satisfied\": true}\n```"}, "yes, 42, thanks", true, dialog.Solved, 0},
 		{"ends unsatisfied", []string{`{"message": "forget it", "end": true}`}, "forget it", true, dialog.UserEnded, 0},
 		{"malformed then valid", []string{"sure! 42?", `{"message": "no", "end": false}`}, "no", false, "", 1},
-		{"always malformed", []string{`{"msg": "x"}`}, Unclear, false, "", 3},
+		{"always malformed", []string{`{"msg": "x"}`}, reply.Unclear, false, "", 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,11 +95,11 @@ func TestRolePlayChatEnds(t *testing.T) {
 	o := testOracle()
 	hist := []dialog.Message{{Role: dialog.RoleUser, Content: "hi"}, {Role: dialog.RoleAssistant, Content: "42"}, {Role: dialog.RoleUser, Content: "thanks!"}}
 	msgs := RolePlayChat(o, hist, true, true)
-	var last UserReply
+	var last reply.User
 	if err := json.Unmarshal([]byte(msgs[len(msgs)-1].Content), &last); err != nil {
 		t.Fatal(err)
 	}
-	if last != (UserReply{Message: "thanks!", End: true, Satisfied: true}) {
+	if last != (reply.User{Message: "thanks!", End: true, Satisfied: true}) {
 		t.Errorf("got last reply %+v, want thanks! ending satisfied", last)
 	}
 	// Silent end after the agent's turn: an empty ending reply is added.

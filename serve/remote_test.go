@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/remote"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/task"
 )
 
@@ -60,7 +61,7 @@ func TestRemoteUserThroughService(t *testing.T) {
 	}
 	mode.Store(1)
 	var tr TurnResponse
-	if st := call(t, c, "POST", ts.URL+"/v1/episodes/"+cr.ID+"/turns", "", TurnRequest{Message: "what is it?"}, &tr); st != 200 || tr.Reply != remote.Unclear || tr.Done {
+	if st := call(t, c, "POST", ts.URL+"/v1/episodes/"+cr.ID+"/turns", "", TurnRequest{Message: "what is it?"}, &tr); st != 200 || tr.Reply != reply.Unclear || tr.Done {
 		t.Fatalf("malformed model: got %d %+v, want an unclear turn", st, tr)
 	}
 	mode.Store(2)

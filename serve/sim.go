@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/remote"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/tokenizer"
 )
@@ -19,9 +19,9 @@ import (
 // speaks: the chat remote.RolePlayChat writes and `calibrl export --kind
 // sim` exports (system: remote.UserSystemPrompt; then the opening cue; the
 // agent's turns as "user"; the user's own turns as "assistant" replies in
-// the JSON shape {"message", "end", "satisfied"}). It answers in that JSON
-// shape too, so a `remote:MODEL` user pointed at this server plays the
-// simulator as `learned:DIR` plays it in process.
+// the JSON shape reply.User). It answers in that JSON shape too, so a
+// `remote:MODEL` user pointed at this server plays the simulator as
+// `learned:DIR` plays it in process.
 //
 // The model was trained on a shorter context of its own (chatlm's
 // OracleContext and, when trained with the task's check, a "Check:"
@@ -95,7 +95,7 @@ func (s *Simulator) Complete(ctx context.Context, req ChatRequest) (ChatReply, e
 	// The turn is written by a session of the same simulator with this
 	// request's sampling, so it is what the in-process learned user writes
 	// for this context (its fallbacks included: the task's opening for an
-	// unusable opening, remote.Unclear for an unusable reply).
+	// unusable opening, reply.Unclear for an unusable reply).
 	gen := &chatlm.User{Model: m, Oracle: s.user.Oracle, Judge: s.user.Judge, Gen: gc}
 	s.mu.Lock()
 	seed := s.rng.Uint64()
@@ -105,32 +105,28 @@ func (s *Simulator) Complete(ctx context.Context, req ChatRequest) (ChatReply, e
 	// The seed is a user session's as the rollout seeds it: a client that
 	// sends an episode's seed gets that episode's user's draws.
 	sess := gen.NewSession(o, rollout.UserRand(seed))
-	var reply remote.UserReply
+	var r reply.User
 	if len(history) == 0 {
-		reply.Message, err = sess.Open(ctx)
+		r.Message, err = sess.Open(ctx)
 	} else {
-		reply.Message, reply.End, err = sess.Reply(ctx, history)
+		r.Message, r.End, err = sess.Reply(ctx, history)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		return ChatReply{}, err
 	}
-	if reply.End {
-		reply.Satisfied = s.lastRight(o, history)
+	if r.End {
+		r.Satisfied = s.lastRight(o, history)
 	}
 	// Usage counts the turn's text in the model's tokens and its closing
 	// token (re-encoded, so within a token or two of what was sampled); a
 	// turn that reached the bound was cut by it and used exactly the bound.
-	n := len(m.Tok.Encode(reply.Message)) + 1
+	n := len(m.Tok.Encode(r.Message)) + 1
 	finish := "stop"
 	if n >= gc.MaxNewTokens {
 		n, finish = gc.MaxNewTokens, "length"
 	}
-	data, err := json.Marshal(reply)
-	if err != nil {
-		return ChatReply{}, err
-	}
-	return ChatReply{Text: string(data), Finish: finish, Usage: Usage{PromptTokens: len(ids), CompletionTokens: n}}, nil
+	return ChatReply{Text: r.Encode(), Finish: finish, Usage: Usage{PromptTokens: len(ids), CompletionTokens: n}}, nil
 }
 
 // lastRight reports whether the last outcome the agent delivered is right

@@ -14,6 +14,7 @@ import (
 	"github.com/calibrl/calibrl/export"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/remote"
+	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/task"
 )
@@ -116,13 +117,13 @@ func TestServedSimulatorIsTheInProcessOne(t *testing.T) {
 		}
 		seed := int64(1000 + i)
 		history := ep.Messages[:2]
-		reply, err := sim.Complete(context.Background(), ChatRequest{Messages: remote.RolePlayChat(&ep.Oracle, history, false, false), Seed: &seed})
+		served, err := sim.Complete(context.Background(), ChatRequest{Messages: remote.RolePlayChat(&ep.Oracle, history, false, false), Seed: &seed})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r remote.UserReply
-		if err := json.Unmarshal([]byte(reply.Text), &r); err != nil {
-			t.Fatalf("reply %q is not the JSON shape: %v", reply.Text, err)
+		var r reply.User
+		if err := json.Unmarshal([]byte(served.Text), &r); err != nil {
+			t.Fatalf("reply %q is not the JSON shape: %v", served.Text, err)
 		}
 		text, end, err := u.NewSession(&ep.Oracle, rand.New(rand.NewPCG(uint64(seed), 1))).Reply(context.Background(), history)
 		if err != nil {

@@ -1,4 +1,9 @@
-package remote
+// Package reply holds the JSON shapes calibrl asks language models to
+// answer in, and reads them back leniently: a user simulator's turn (User,
+// the wire format of the LLM user of package remote, of calibrl's own
+// simulator served over a chat API, and of the simulator SFT data package
+// export writes) and a judge's verdict (Verdict).
+package reply
 
 import (
 	"bytes"
@@ -9,17 +14,31 @@ import (
 	"strings"
 )
 
-// UserReply is the fixed JSON shape the LLM user answers in:
+// User is the fixed JSON shape a user simulator's turn takes on the wire:
 //
 //	{"message": "what the user says", "end": false, "satisfied": false}
 //
 // End ends the conversation; Satisfied says it ended because the user got
-// what they wanted (it is ignored unless End is set).
-type UserReply struct {
+// what they wanted (it is ignored unless End is set, and left out when
+// false). A prompted LLM user answers in it, calibrl's own simulator is
+// served in it, and simulator training data is written in it, so a
+// trainer reads any of them alike.
+type User struct {
 	Message   string `json:"message"`
 	End       bool   `json:"end"`
 	Satisfied bool   `json:"satisfied,omitempty"`
 }
+
+// Encode writes r in its wire shape.
+func (r User) Encode() string {
+	b, _ := json.Marshal(r) // a struct of a string and bools always encodes
+	return string(b)
+}
+
+// Unclear is what a simulated user says when its model's turn is unusable
+// (empty, garbled, or never in the shape asked for): a confused turn, as a
+// person who garbled a message would send.
+const Unclear = "Sorry, I'm not sure what you mean."
 
 // maxReplyBytes bounds the text a parser looks at; model replies past it
 // are rambling, not answers.
@@ -32,14 +51,14 @@ const maxObjectStarts = 8
 // ErrMalformed marks a model reply that is not in the shape asked for.
 var ErrMalformed = errors.New("malformed reply")
 
-// ParseUserReply reads the LLM user's reply. Models wrap JSON in prose or
+// ParseUser reads a user simulator's reply. Models wrap JSON in prose or
 // code fences, so the first JSON object in the text is taken; it must have
 // a string "message" and, if present, a boolean "end". A reply that
 // neither says anything nor ends is malformed.
-func ParseUserReply(text string) (UserReply, error) {
+func ParseUser(text string) (User, error) {
 	obj, err := firstObject(text)
 	if err != nil {
-		return UserReply{}, err
+		return User{}, err
 	}
 	var raw struct {
 		Message   *string          `json:"message"`
@@ -47,20 +66,20 @@ func ParseUserReply(text string) (UserReply, error) {
 		Satisfied *json.RawMessage `json:"satisfied"`
 	}
 	if err := json.Unmarshal(obj, &raw); err != nil {
-		return UserReply{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return User{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if raw.Message == nil {
-		return UserReply{}, fmt.Errorf("%w: no \"message\" field", ErrMalformed)
+		return User{}, fmt.Errorf("%w: no \"message\" field", ErrMalformed)
 	}
-	r := UserReply{Message: strings.TrimSpace(*raw.Message)}
+	r := User{Message: strings.TrimSpace(*raw.Message)}
 	if r.End, err = boolField(raw.End, "end"); err != nil {
-		return UserReply{}, err
+		return User{}, err
 	}
 	if r.Satisfied, err = boolField(raw.Satisfied, "satisfied"); err != nil {
-		return UserReply{}, err
+		return User{}, err
 	}
 	if r.Message == "" && !r.End {
-		return UserReply{}, fmt.Errorf("%w: empty message without end", ErrMalformed)
+		return User{}, fmt.Errorf("%w: empty message without end", ErrMalformed)
 	}
 	return r, nil
 }
