@@ -18,7 +18,7 @@ func Texts(eps []dialog.Episode) []string {
 	texts = append(texts, CheckRight, CheckWrong)
 	for i := range eps {
 		ep := &eps[i]
-		texts = append(texts, AgentMessages(&ep.View, nil)[0].Content, OracleContext(&ep.Oracle))
+		texts = append(texts, ep.View.System(), OracleContext(&ep.Oracle))
 		for _, m := range ep.Messages {
 			texts = append(texts, m.Content)
 		}

@@ -74,14 +74,16 @@ func (m *Model) Clone() (*Model, error) {
 	return &Model{LM: c, Tok: m.Tok}, nil
 }
 
-// AgentMessages is the conversation as the agent sees it: its view as the
-// system turn, then the dialog.
+// AgentMessages is the conversation as the agent sees it (dialog.AgentChat:
+// its view as the system turn, then the dialog) in the tokenizer's
+// messages.
 func AgentMessages(v *dialog.View, history []dialog.Message) []tokenizer.Message {
-	sys := v.Instructions
-	if v.Draft != "" {
-		sys += "\nDraft:\n" + v.Draft
+	chat := dialog.AgentChat(v, history)
+	msgs := make([]tokenizer.Message, len(chat))
+	for i, m := range chat {
+		msgs[i] = tokenizer.Message{Role: string(m.Role), Content: m.Content}
 	}
-	return withSystem(sys, history)
+	return msgs
 }
 
 // UserMessages is the conversation as the user simulator sees it: the

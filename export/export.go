@@ -11,9 +11,11 @@
 //     user's turns are "assistant" replies in the JSON shape
 //     {"message": ..., "end": ..., "satisfied": ...}. A model fine-tuned
 //     on it plugs straight in as --user remote:MODEL.
-//   - policy: policy SFT data. Each episode becomes the agent's chat: its
-//     instructions as the system message, the user's turns as "user", its
-//     own as "assistant".
+//   - policy: policy SFT data. Each episode becomes the agent's chat as
+//     calibrl's own policy reads it (dialog.AgentChat): its instructions
+//     (and the draft, for docedit) as the system message, the user's turns
+//     as "user", its own as "assistant", the environment's notes as system
+//     messages where they stand.
 //   - rollouts: one row per agent turn with the conversation so far as the
 //     prompt (a list of messages), the agent's message as the response and
 //     the episode's final reward, plus verl's data_source and
@@ -166,7 +168,7 @@ func PromptRows(eps []dialog.Episode) []PromptRow {
 func promptRow(ep *dialog.Episode) PromptRow {
 	first := ep.Messages[:1]
 	return PromptRow{
-		DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, first)), Ability: ep.Task,
+		DataSource: ep.Task, Prompt: convert(dialog.AgentChat(&ep.View, first)), Ability: ep.Task,
 		RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
 		ExtraInfo: ExtraInfo{Split: ep.Split, Index: int64(ep.Index), InteractionKwargs: InteractionKwargs{
 			Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
@@ -212,7 +214,7 @@ func policyRows(ep *dialog.Episode, successOnly bool, dst []ChatRow) []ChatRow {
 	if (successOnly && !ep.Success) || ep.Turns == 0 {
 		return dst
 	}
-	return append(dst, ChatRow{Messages: convert(remote.AgentChat(&ep.View, ep.Messages))})
+	return append(dst, ChatRow{Messages: convert(dialog.AgentChat(&ep.View, ep.Messages))})
 }
 
 // RolloutRows are one row per agent turn, only of solved episodes when
@@ -237,7 +239,7 @@ func rolloutRows(ep *dialog.Episode, successOnly bool, dst []RolloutRow) []Rollo
 		}
 		turn++
 		dst = append(dst, RolloutRow{
-			DataSource: ep.Task, Prompt: convert(remote.AgentChat(&ep.View, ep.Messages[:j])), Response: m.Content,
+			DataSource: ep.Task, Prompt: convert(dialog.AgentChat(&ep.View, ep.Messages[:j])), Response: m.Content,
 			Reward: ep.Reward, Success: ep.Success, EpisodeID: ep.ID, Turn: turn, Turns: int64(ep.Turns),
 			Split: ep.Split, Index: int64(ep.Index), Agent: ep.Agent, User: ep.User,
 			RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},

@@ -48,7 +48,7 @@ type agentSession struct {
 func (s *agentSession) Act(ctx context.Context, history []dialog.Message) (string, error) {
 	seed := s.seed + s.turn
 	s.turn++
-	resp, err := s.a.pool.Complete(ctx, Request{Messages: AgentChat(s.v, history), Seed: &seed})
+	resp, err := s.a.pool.Complete(ctx, Request{Messages: dialog.AgentChat(s.v, history), Seed: &seed})
 	if err != nil {
 		return "", fmt.Errorf("remote agent: %w", err)
 	}

@@ -28,8 +28,9 @@ func dialogue[M any](msgs []M, head int, get func(M) (string, string)) [][2]stri
 // A docedit episode played by a remote agent and a remote user: both read
 // the environment's note on each command turn where it stands, as a
 // system message with the note's text, exactly as calibrl's own agent and
-// simulator render the same conversation (chatlm), and a role-play chat
-// read back gives the conversation with its notes.
+// simulator render the same conversation (chatlm); the agent is sent the
+// very chat the embedded agent is prompted with; and a role-play chat read
+// back gives the conversation with its notes.
 func TestRemoteSpeakersReadTheEnvironmentsNotes(t *testing.T) {
 	tk, err := docedit.New(docedit.DefaultConfig())
 	if err != nil {
@@ -42,7 +43,7 @@ func TestRemoteSpeakersReadTheEnvironmentsNotes(t *testing.T) {
 			return fakeReply{text: `{"message": "Not quite, look again.", "end": false}`}
 		}
 		// The agent changes the draft's first word, then the word it made.
-		_, draft, _ := strings.Cut(sys, "The draft document:\n")
+		_, draft, _ := strings.Cut(sys, "\nDraft:\n")
 		from := strings.Fields(draft)[0]
 		if len(msgs) > 2 {
 			from = fmt.Sprintf("Zzqx%d", len(msgs)-1)
@@ -74,12 +75,6 @@ func TestRemoteSpeakersReadTheEnvironmentsNotes(t *testing.T) {
 				end++
 			}
 			h := ep.Messages[:end] // the agent's turn and the note on it
-			// The agent's chat against chatlm's.
-			got := dialogue(AgentChat(&ep.View, h), 1, func(m dialog.Message) (string, string) { return string(m.Role), m.Content })
-			want := dialogue(chatlm.AgentMessages(&ep.View, h), 1, func(m tokenizer.Message) (string, string) { return m.Role, m.Content })
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("%s: the remote agent reads\n%q\nthe embedded one\n%q", ep.ID, got, want)
-			}
 			// The user's role-play chat against chatlm's simulator context:
 			// the same notes at the same places, the speakers flipped.
 			chat := RolePlayChat(&ep.Oracle, h, false, false)
@@ -124,6 +119,29 @@ func TestRemoteSpeakersReadTheEnvironmentsNotes(t *testing.T) {
 	}
 	if sent[true] == 0 || sent[false] == 0 {
 		t.Fatalf("notes sent to the user %d times, to the agent %d times", sent[true], sent[false])
+	}
+	// Each agent request is the chat calibrl's own agent is prompted with
+	// at that turn (chatlm.AgentMessages), system message included.
+	asked := map[string]bool{}
+	for i := range int(f.calls.Load()) {
+		msgs := f.body(i)["messages"].([]any)
+		var chat [][2]string
+		for _, m := range msgs {
+			mm := m.(map[string]any)
+			chat = append(chat, [2]string{fmt.Sprint(mm["role"]), fmt.Sprint(mm["content"])})
+		}
+		asked[fmt.Sprintf("%q", chat)] = true
+	}
+	for _, ep := range eps {
+		for j, m := range ep.Messages {
+			if m.Role != dialog.RoleAssistant {
+				continue
+			}
+			want := dialogue(chatlm.AgentMessages(&ep.View, ep.Messages[:j]), 0, func(m tokenizer.Message) (string, string) { return m.Role, m.Content })
+			if !asked[fmt.Sprintf("%q", want)] {
+				t.Fatalf("%s: no agent request was the embedded agent's chat\n%q", ep.ID, want)
+			}
+		}
 	}
 }
 

@@ -119,25 +119,6 @@ func RolePlayChat(o *dialog.Oracle, history []dialog.Message, endLast, satisfied
 	return out
 }
 
-// AgentChat is the chat a remote agent answers: the view's instructions
-// (and the draft, for document tasks) as the system message, then the
-// dialogue as is, the environment's notes as system messages where they
-// stand (dialog.IsNote), as calibrl's own agents read them.
-func AgentChat(v *dialog.View, history []dialog.Message) []dialog.Message {
-	sys := v.Instructions
-	if v.Draft != "" {
-		sys = strings.TrimSpace(sys) + "\n\nThe draft document:\n" + v.Draft
-	}
-	out := make([]dialog.Message, 0, len(history)+1)
-	if sys != "" {
-		out = append(out, dialog.Message{Role: dialog.RoleSystem, Content: sys})
-	}
-	for _, m := range history {
-		out = append(out, dialog.Message{Role: m.Role, Content: m.Content}) // a note stays a system message
-	}
-	return out
-}
-
 // judgePrompt asks a judge to score an outcome against the oracle.
 func judgePrompt(o *dialog.Oracle, history []dialog.Message, outcome string) []dialog.Message {
 	var b strings.Builder
