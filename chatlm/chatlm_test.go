@@ -11,7 +11,6 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/chatlm/chatlmtest"
 	"github.com/calibrl/calibrl/dialog"
-	"github.com/calibrl/calibrl/reply"
 	"github.com/calibrl/calibrl/task/docedit"
 	"github.com/calibrl/calibrl/tokenizer"
 )
@@ -219,42 +218,6 @@ func TestFitPromptDropsOldTurns(t *testing.T) {
 	}
 	if strings.Count(text, "what is 1 plus 2?") >= 40 {
 		t.Fatal("no old turn was dropped")
-	}
-}
-
-func TestCompleterAnswersRoleFlippedChats(t *testing.T) {
-	eps := chatlmtest.AddEpisodes(4, 1)
-	m := chatlmtest.TinyModel(t, eps)
-	u := &chatlm.User{Model: m, Oracle: true, Gen: chatlm.GenConfig{MaxNewTokens: 10, Temperature: 1, TopP: 1}}
-	chat := []dialog.Message{
-		{Role: dialog.RoleSystem, Content: chatlm.OracleContext(&eps[0].Oracle)},
-		{Role: dialog.RoleAssistant, Content: "what is 2 plus 2?"}, // the simulator's own turn
-		{Role: dialog.RoleUser, Content: "2 + 2 = 4."},             // the agent's
-	}
-	answer := func(c *chatlm.Completer) (string, int, int) {
-		text, p, n, err := c.Complete(context.Background(), chat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return text, p, n
-	}
-	a, p, n := answer(chatlm.NewCompleter(u, 7))
-	// The answer is in the user's wire shape, as a remote user reads it.
-	r, err := reply.ParseUser(a)
-	if err != nil {
-		t.Fatalf("completion %q is not a user reply: %v", a, err)
-	}
-	if r.Satisfied {
-		t.Fatalf("completion %q is marked satisfied", a)
-	}
-	if p < 10 || n < 1 || n > 10 {
-		t.Fatalf("usage: prompt %d, completion %d tokens", p, n)
-	}
-	if b, _, _ := answer(chatlm.NewCompleter(u, 7)); b != a {
-		t.Fatalf("same seed, different first completion: %q vs %q", a, b)
-	}
-	if _, _, _, err := chatlm.NewCompleter(u, 7).Complete(context.Background(), nil); err == nil {
-		t.Fatal("no messages: want an error")
 	}
 }
 
