@@ -92,7 +92,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	}
 	for _, h := range cfg.Horizons {
 		p := cfg.Preset
-		p.MaxTurns, p.RL.MaxTurns = h, h
+		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
 		p.RLSeeds = 1
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)

@@ -41,7 +41,7 @@ type Preset struct {
 	// conversations, at 2400 in about one in ten.
 	LogEpisodes int
 	// PolicySFT and SimSFT are the two supervised budgets.
-	PolicySFT, SimSFT train.SFTConfig
+	PolicySFT, SimSFT SFTBudget
 	// EvalEpisodes is the held-out evaluation size: every arm and RL seed
 	// plays the same test problems with the same user seeds. At a success
 	// rate near 0.15 the difference two independent evaluations detect
@@ -52,11 +52,12 @@ type Preset struct {
 	// and simulator, with different RL seeds (reproduce.RLSeed); the
 	// verdict averages over them.
 	RLSeeds int
-	// MaxTurns is the agent's turn limit per episode.
+	// MaxTurns is the agent's turn limit per episode: the logs', the RL
+	// rollouts' (RLConfig) and the evaluations'.
 	MaxTurns int
 	// RL is the budget every RL arm gets (static and interactive alike):
 	// the same iterations, prompts per iteration, group size and updates.
-	RL train.GRPOConfig
+	RL RLBudget
 	// Recalibration budgets the recalibrated-interactive arm that
 	// reproduce --recalibrate adds.
 	Recalibration Recalibration
@@ -84,7 +85,7 @@ type Recalibration struct {
 	ReplayLogs int
 	// SFT is one re-fit's budget, warm-started from the previous
 	// simulator: a few steps at a learning rate below the first fit's.
-	SFT train.SFTConfig
+	SFT SFTBudget
 	// GapEpisodes is how many held-out problems each round's sim-to-real
 	// gap (the policy against the simulator and against the human proxy,
 	// paired) is measured on.
@@ -104,7 +105,7 @@ func (c Recalibration) Validate(iterations int) error {
 	case c.GapEpisodes < 1:
 		return fmt.Errorf("recalibration: %d gap problems, want at least 1", c.GapEpisodes)
 	}
-	if err := c.SFT.Validate(); err != nil {
+	if err := c.SFT.Config(0).Validate(); err != nil {
 		return fmt.Errorf("recalibration re-fit: %w", err)
 	}
 	return nil
@@ -123,40 +124,71 @@ func (c Recalibration) RoundIterations(total int) []int {
 	return out
 }
 
-func rl(iterations, instances, group, maxNew, monitorEvery, monitorInstances, maxTurns int) train.GRPOConfig {
-	c := withIterations(train.DefaultGRPOConfig(), iterations)
-	c.InstancesPerStep, c.Group, c.MaxTurns = instances, group, maxTurns
-	c.Gen.MaxNewTokens, c.MonitorGen.MaxNewTokens = maxNew, maxNew
-	c.MonitorEvery, c.MonitorInstances = monitorEvery, monitorInstances
-	c.MiniBatch = min(c.MiniBatch, instances*group)
-	return c
+// RLBudget is what every RL arm of a preset trains with; the rest of the
+// trainer's config is train.DefaultGRPOConfig's (Preset.RLConfig).
+type RLBudget struct {
+	// Iterations of rollouts and updates; a resumable checkpoint is
+	// written at least every third of them.
+	Iterations int
+	// InstancesPerStep problems, each played Group times, make one
+	// iteration's batch (the minibatch is at most the batch).
+	InstancesPerStep, Group int
+	// MaxNewTokens bounds one agent turn, in the rollouts and in the
+	// monitor.
+	MaxNewTokens int
+	// MonitorEvery iterations the reward-hacking monitor plays
+	// MonitorInstances held-out problems.
+	MonitorEvery, MonitorInstances int
+	// LR is the learning rate and UpdatesPerBatch the passes over each
+	// iteration's batch.
+	LR              float64
+	UpdatesPerBatch int
 }
 
-// withIterations sets the RL iterations, with a checkpoint at least every
-// third of the run.
-func withIterations(c train.GRPOConfig, iterations int) train.GRPOConfig {
-	c.Iterations = iterations
-	c.CheckpointEvery = max(1, min(c.CheckpointEvery, iterations/3))
-	return c
-}
-
-// withSteps sets the RL learning rate and the passes over each batch.
-func withSteps(c train.GRPOConfig, lr float64, updates int) train.GRPOConfig {
-	c.LR, c.UpdatesPerBatch = lr, updates
+// RLConfig is the trainer's config of p's RL budget for an arm trained
+// with seed: the turn limit is p's (the evaluations'), so that RL plays
+// the conversations the arms are judged on.
+func (p Preset) RLConfig(seed uint64) train.GRPOConfig {
+	b := p.RL
+	c := train.DefaultGRPOConfig()
+	c.Seed = seed
+	c.Iterations = b.Iterations
+	c.CheckpointEvery = max(1, min(c.CheckpointEvery, b.Iterations/3))
+	c.InstancesPerStep, c.Group, c.MaxTurns = b.InstancesPerStep, b.Group, p.MaxTurns
+	c.Gen.MaxNewTokens, c.MonitorGen.MaxNewTokens = b.MaxNewTokens, b.MaxNewTokens
+	c.MonitorEvery, c.MonitorInstances = b.MonitorEvery, b.MonitorInstances
+	c.MiniBatch = min(c.MiniBatch, b.InstancesPerStep*b.Group)
+	c.LR, c.UpdatesPerBatch = b.LR, b.UpdatesPerBatch
 	return c
 }
 
 // WithRLIterations is p with every RL arm given n iterations.
 func (p Preset) WithRLIterations(n int) Preset {
-	p.RL = withIterations(p.RL, n)
+	p.RL.Iterations = n
 	return p
 }
 
-func sft(steps, batch int, lr float64, evalEvery int) train.SFTConfig {
+// SFTBudget is one supervised fit's budget; the rest of the trainer's
+// config is train.DefaultSFTConfig's (Config).
+type SFTBudget struct {
+	// Steps is the most optimizer steps, of BatchSize sequences each.
+	Steps, BatchSize int
+	// LR is the peak learning rate, after a warm-up of at most a tenth of
+	// the steps.
+	LR float64
+	// EvalEvery steps the held-out NLL is measured; a resumable
+	// checkpoint is written at least every quarter of the steps.
+	EvalEvery int
+}
+
+// Config is the trainer's config of the budget for a fit seeded with
+// seed.
+func (b SFTBudget) Config(seed uint64) train.SFTConfig {
 	c := train.DefaultSFTConfig()
-	c.Steps, c.BatchSize, c.LR, c.EvalEvery = steps, batch, lr, evalEvery
-	c.CheckpointEvery = max(evalEvery, steps/4)
-	c.Warmup = min(c.Warmup, steps/10)
+	c.Steps, c.BatchSize, c.LR, c.EvalEvery = b.Steps, b.BatchSize, b.LR, b.EvalEvery
+	c.CheckpointEvery = max(b.EvalEvery, b.Steps/4)
+	c.Warmup = min(c.Warmup, b.Steps/10)
+	c.Seed = seed
 	return c
 }
 
@@ -164,12 +196,15 @@ func all() map[string]Preset {
 	return map[string]Preset{
 		"tiny": {
 			Name: "tiny", Level: "easy", Vocab: 320,
-			Policy:      lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
-			Sim:         lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
-			LogEpisodes: 48, PolicySFT: sft(12, 8, 3e-3, 6), SimSFT: sft(12, 8, 3e-3, 6),
+			Policy:       lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
+			Sim:          lm.Config{Context: 256, Dim: 32, Layers: 2, Heads: 2},
+			LogEpisodes:  48,
+			PolicySFT:    SFTBudget{Steps: 12, BatchSize: 8, LR: 3e-3, EvalEvery: 6},
+			SimSFT:       SFTBudget{Steps: 12, BatchSize: 8, LR: 3e-3, EvalEvery: 6},
 			EvalEpisodes: 16, RLSeeds: 2, MaxTurns: 6,
-			RL:            rl(2, 2, 2, 24, 1, 4, 6),
-			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 8, SFT: sft(6, 8, 1e-3, 2), GapEpisodes: 8},
+			RL: RLBudget{Iterations: 2, InstancesPerStep: 2, Group: 2, MaxNewTokens: 24, MonitorEvery: 1, MonitorInstances: 4,
+				LR: 1e-4, UpdatesPerBatch: 2},
+			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 8, SFT: SFTBudget{Steps: 6, BatchSize: 8, LR: 1e-3, EvalEvery: 2}, GapEpisodes: 8},
 		},
 		"quick": {
 			Name: "quick", Level: "", Vocab: 768,
@@ -183,7 +218,9 @@ func all() map[string]Preset {
 			// 0.198 (greedy) on the 500 held-out problems, against 0.450
 			// and 0.690 at 3000 steps: these two stages are most of the
 			// run's time, and they cannot be cut.
-			LogEpisodes: 16000, PolicySFT: sft(3000, 16, 2e-3, 200), SimSFT: sft(1500, 16, 2e-3, 200),
+			LogEpisodes:  16000,
+			PolicySFT:    SFTBudget{Steps: 3000, BatchSize: 16, LR: 2e-3, EvalEvery: 200},
+			SimSFT:       SFTBudget{Steps: 1500, BatchSize: 16, LR: 2e-3, EvalEvery: 200},
 			EvalEpisodes: 500, RLSeeds: 3, MaxTurns: 6,
 			// The learning rate and the passes per batch are chosen by
 			// sweeps of the oracle arm (GRPO against the human proxy, 8 ×
@@ -208,7 +245,8 @@ func all() map[string]Preset {
 			// figure is one seed: about ±0.02 between seeds. The preset
 			// runs 30 iterations (one pass of 30 costs about what two
 			// passes of 20 did).
-			RL: withSteps(rl(30, 8, 8, 64, 10, 32, 6), 6e-5, 1),
+			RL: RLBudget{Iterations: 30, InstancesPerStep: 8, Group: 8, MaxNewTokens: 64, MonitorEvery: 10, MonitorInstances: 32,
+				LR: 6e-5, UpdatesPerBatch: 1},
 			// Two rounds of half the RL budget each; one re-fit per seed
 			// of 150 steps (about 1.5 min at the sim stage's 0.6 s a
 			// step) on 500 new conversations beside 1500 replayed logs,
@@ -218,16 +256,21 @@ func all() map[string]Preset {
 			// 0.1413 → 0.1448, 0.1416, 0.1404 at steps 10–30 at 2e-4 and
 			// → 0.1591, 0.1496, 0.1438 at 5e-4: a warm start jolted by a
 			// fresh optimizer needs the small step.
-			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 500, ReplayLogs: 1500, SFT: sft(150, 16, 2e-4, 50), GapEpisodes: 200},
+			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 500, ReplayLogs: 1500,
+				SFT: SFTBudget{Steps: 150, BatchSize: 16, LR: 2e-4, EvalEvery: 50}, GapEpisodes: 200},
 		},
 		"paper": {
 			Name: "paper", Vocab: 1024,
-			Policy:      lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
-			Sim:         lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
-			LogEpisodes: 32000, PolicySFT: sft(3000, 32, 1e-3, 200), SimSFT: sft(3000, 32, 1e-3, 200),
+			Policy:       lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
+			Sim:          lm.Config{Context: 512, Dim: 256, Layers: 6, Heads: 8},
+			LogEpisodes:  32000,
+			PolicySFT:    SFTBudget{Steps: 3000, BatchSize: 32, LR: 1e-3, EvalEvery: 200},
+			SimSFT:       SFTBudget{Steps: 3000, BatchSize: 32, LR: 1e-3, EvalEvery: 200},
 			EvalEpisodes: 1000, RLSeeds: 3, MaxTurns: 10,
-			RL:            rl(300, 16, 8, 96, 10, 64, 10),
-			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 2000, ReplayLogs: 6000, SFT: sft(400, 32, 1e-4, 100), GapEpisodes: 500},
+			RL: RLBudget{Iterations: 300, InstancesPerStep: 16, Group: 8, MaxNewTokens: 96, MonitorEvery: 10, MonitorInstances: 64,
+				LR: 1e-4, UpdatesPerBatch: 2},
+			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 2000, ReplayLogs: 6000,
+				SFT: SFTBudget{Steps: 400, BatchSize: 32, LR: 1e-4, EvalEvery: 100}, GapEpisodes: 500},
 		},
 	}
 }

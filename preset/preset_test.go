@@ -21,7 +21,7 @@ func TestPresetsAreValid(t *testing.T) {
 		for _, c := range []struct {
 			what string
 			err  error
-		}{{"policy sft", p.PolicySFT.Validate()}, {"sim sft", p.SimSFT.Validate()}, {"rl", p.RL.Validate()}} {
+		}{{"policy sft", p.PolicySFT.Config(1).Validate()}, {"sim sft", p.SimSFT.Config(1).Validate()}, {"rl", p.RLConfig(1).Validate()}} {
 			if c.err != nil {
 				t.Errorf("%s %s: %v", n, c.what, c.err)
 			}
@@ -34,8 +34,8 @@ func TestPresetsAreValid(t *testing.T) {
 				t.Errorf("%s %s model: %v", n, m.what, err)
 			}
 		}
-		if p.RL.MaxTurns != p.MaxTurns {
-			t.Errorf("%s: RL turn limit %d differs from the evaluation's %d", n, p.RL.MaxTurns, p.MaxTurns)
+		if c := p.RLConfig(1); c.MaxTurns != p.MaxTurns {
+			t.Errorf("%s: RL turn limit %d differs from the evaluation's %d", n, c.MaxTurns, p.MaxTurns)
 		}
 		if p.LogEpisodes <= 0 || p.EvalEpisodes <= 0 {
 			t.Errorf("%s: log or eval size not positive", n)
@@ -129,10 +129,11 @@ func TestForSizesTheTaskFamily(t *testing.T) {
 		if p.PolicySFT.BatchSize != quick.PolicySFT.BatchSize || p.PolicySFT.LR != quick.PolicySFT.LR || p.RL.LR != quick.RL.LR || p.RLSeeds != quick.RLSeeds {
 			t.Errorf("%s: changed what docedit does not size", name)
 		}
-		if p.PolicySFT.CheckpointEvery > p.PolicySFT.Steps || p.SimSFT.Warmup > p.SimSFT.Steps/10 || p.RL.CheckpointEvery > p.RL.Iterations/3 {
-			t.Errorf("%s: checkpoints or warm-up not derived from the new budgets: %+v %+v", name, p.PolicySFT, p.SimSFT)
+		pc, sc, rc := p.PolicySFT.Config(1), p.SimSFT.Config(1), p.RLConfig(1)
+		if pc.CheckpointEvery > pc.Steps || sc.Warmup > sc.Steps/10 || rc.CheckpointEvery > rc.Iterations/3 {
+			t.Errorf("%s: checkpoints or warm-up not derived from the new budgets: %+v %+v", name, pc, sc)
 		}
-		for _, err := range []error{p.PolicySFT.Validate(), p.SimSFT.Validate(), p.RL.Validate(), p.Recalibration.Validate(p.RL.Iterations)} {
+		for _, err := range []error{pc.Validate(), sc.Validate(), rc.Validate(), p.Recalibration.Validate(p.RL.Iterations)} {
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 			}

@@ -1,8 +1,9 @@
 package preset
 
 import (
+	"strings"
+
 	"github.com/calibrl/calibrl/task"
-	"github.com/calibrl/calibrl/train"
 )
 
 // TaskSizing is what one task family sets for itself within a preset,
@@ -82,10 +83,10 @@ func (p Preset) For(taskName string) Preset {
 		p.Level = s.Level
 	}
 	if s.PolicySFTSteps > 0 {
-		p.PolicySFT = withSFTSteps(p.PolicySFT, s.PolicySFTSteps)
+		p.PolicySFT.Steps = s.PolicySFTSteps
 	}
 	if s.SimSFTSteps > 0 {
-		p.SimSFT = withSFTSteps(p.SimSFT, s.SimSFTSteps)
+		p.SimSFT.Steps = s.SimSFTSteps
 	}
 	if s.RLIterations > 0 {
 		p = p.WithRLIterations(s.RLIterations)
@@ -96,8 +97,14 @@ func (p Preset) For(taskName string) Preset {
 	return p
 }
 
-// withSFTSteps is c with n steps, its checkpoints and warm-up derived as
-// sft derives them.
-func withSFTSteps(c train.SFTConfig, n int) train.SFTConfig {
-	return sft(n, c.BatchSize, c.LR, c.EvalEvery)
+// TaskName is the task p runs for name: name at p's level when name
+// gives none (neither a level nor any other option), else name itself.
+// Every command that takes a preset plays its task through TaskName, so
+// that train-policy, train-sim and reproduce at one preset play the same
+// level.
+func (p Preset) TaskName(name string) string {
+	if p.Level == "" || strings.Contains(name, ":") {
+		return name
+	}
+	return name + ":" + p.Level
 }

@@ -186,8 +186,8 @@ func (r *run) roundRL(k, i int) func(context.Context) error {
 // the earlier rounds' (so the rounds play the calibrated arm's instances).
 func (r *run) roundConfig(k, i int) train.GRPOConfig {
 	its := r.rounds()
-	cfg := r.cfg.Preset.RL
-	cfg.Seed, cfg.Iterations = RLSeed(r.cfg.Seed, k), its[i-1]
+	cfg := r.rlConfig(k)
+	cfg.Iterations = its[i-1]
 	for _, n := range its[:i-1] {
 		cfg.Start += n * cfg.InstancesPerStep
 	}

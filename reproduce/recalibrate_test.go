@@ -87,7 +87,7 @@ func TestRecalibrationRoundsKeepTheBudget(t *testing.T) {
 		}
 		r := &run{cfg: Config{Preset: p, Seed: 5, Recalibrate: true}}
 		for k := range 2 {
-			total, next := 0, p.RL.Start
+			total, next := 0, p.RLConfig(0).Start
 			for i := 1; i <= p.Recalibration.Rounds; i++ {
 				c := r.roundConfig(k, i)
 				if c.Start != next {
@@ -96,7 +96,7 @@ func TestRecalibrationRoundsKeepTheBudget(t *testing.T) {
 				if c.Seed != RLSeed(5, k) {
 					t.Errorf("%s seed %d round %d: RL seed %d, want RLSeed(5, %d) = %d", name, k, i, c.Seed, k, RLSeed(5, k))
 				}
-				same, want := c, p.RL
+				same, want := c, p.RLConfig(0)
 				same.Seed, same.Start, same.Iterations, want.Seed = 0, want.Start, 0, 0
 				want.Iterations = 0
 				if !reflect.DeepEqual(same, want) {
@@ -342,7 +342,7 @@ func TestRecalibrationKilledInARefitResumesIdentically(t *testing.T) {
 		t.Skip("inside a child")
 	}
 	cfg := recalConfig(t)
-	if s := cfg.Preset.Recalibration.SFT; s.EvalEvery != killResumedAt || s.CheckpointEvery != killResumedAt || s.Steps <= 4 {
+	if s := cfg.Preset.Recalibration.SFT.Config(0); s.EvalEvery != killResumedAt || s.CheckpointEvery != killResumedAt || s.Steps <= 4 {
 		t.Fatalf("the tiny re-fit evaluates every %d and checkpoints every %d of %d steps: the kill point assumes 2, 2 and more than 4", s.EvalEvery, s.CheckpointEvery, s.Steps)
 	}
 	want, _ := recalRun(t)

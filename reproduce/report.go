@@ -487,7 +487,7 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 	}
 	fmt.Fprintln(w, "## Verdict")
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "The policies as RL trains them: every agent turn sampled at temperature %g, top-p %g, as in the RL rollouts.\n\n", p.RL.Gen.Temperature, p.RL.Gen.TopP)
+	fmt.Fprintf(w, "The policies as RL trains them: every agent turn sampled at temperature %g, top-p %g, as in the RL rollouts.\n\n", r.gen(sampled).Temperature, r.gen(sampled).TopP)
 	verdictTable(w, rows, measure)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "The same checkpoints decoded greedily (each turn the policy's most likely tokens; summary-greedy.json). RL optimises the sampled policy's expected reward and moves its mode only indirectly, so the two verdicts can differ:")

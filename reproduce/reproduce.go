@@ -106,6 +106,9 @@ func seedName(arm string, k int) string { return fmt.Sprintf("%s/seed-%d", arm, 
 // seeds is how many RL seeds each arm gets: the preset's, at least one.
 func (r *run) seeds() int { return max(1, r.cfg.Preset.RLSeeds) }
 
+// rlConfig is the trainer's config of every RL arm's seed index k.
+func (r *run) rlConfig(k int) train.GRPOConfig { return r.cfg.Preset.RLConfig(RLSeed(r.cfg.Seed, k)) }
+
 // Config sets a reproduction.
 type Config struct {
 	Task   string
@@ -138,9 +141,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	if !strings.Contains(cfg.Task, ":") && cfg.Preset.Level != "" {
-		cfg.Task += ":" + cfg.Preset.Level
-	}
+	cfg.Task = cfg.Preset.TaskName(cfg.Task)
 	t, err := task.Lookup(cfg.Task)
 	if err != nil {
 		return nil, err
@@ -354,8 +355,11 @@ func (r *run) manifest() error {
 	}
 	return r.f.WriteManifest(runfolder.Manifest{
 		Command: os.Args, Seed: r.cfg.Seed,
-		Config: map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.cfg.Preset.RL,
-			"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT, "sim_sft": r.cfg.Preset.SimSFT,
+		// The trainer configs as RL seed index 0 trains with them (other
+		// RL seeds differ in Seed alone), and the base policy and the
+		// simulator when the run fits its own.
+		Config: map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.rlConfig(0),
+			"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT.Config(r.cfg.Seed), "sim_sft": r.cfg.Preset.SimSFT.Config(r.cfg.Seed),
 			"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
 			"rl_seeds": r.seeds(), "eval_decodings": decodingNames()},
 	})
@@ -445,12 +449,14 @@ func (p *prep) tokenizer(ctx context.Context) error {
 	return tok.Save(p.f.Path("tokenizer.json"))
 }
 
-func (p *prep) sftConfig(model lm.Config, sc train.SFTConfig, oracle bool) (sft.Config, error) {
+// sftConfig is a fit of a model sized model with budget b, seeded with
+// the stage's seed, on the shared tokenizer.
+func (p *prep) sftConfig(model lm.Config, b preset.SFTBudget, oracle bool) (sft.Config, error) {
 	tok, err := tokenizer.Load(p.f.Path("tokenizer.json"))
 	if err != nil {
 		return sft.Config{}, err
 	}
-	return sft.Config{Model: model, SFT: sc, Tokenizer: tok, Oracle: oracle, Tool: dialog.ToolOf(p.tasks[0].t), Seed: p.seed}, nil
+	return sft.Config{Model: model, SFT: b.Config(p.seed), Tokenizer: tok, Oracle: oracle, Tool: dialog.ToolOf(p.tasks[0].t)}, nil
 }
 
 func (r *run) metricsLog(stage string) func(map[string]any) { return metricsLog(r.f, r.cfg.Log, stage) }
@@ -508,11 +514,11 @@ func (p *prep) sim(ctx context.Context) error {
 	return err
 }
 
-// simConfig is the simulator's SFT config with budget sc: the shared
+// simConfig is the simulator's SFT config with budget b: the shared
 // tokenizer, the oracle context and the task's judge (the sim stage's, and
 // the recalibrated arm's re-fits').
-func (p *prep) simConfig(sc train.SFTConfig) (sft.Config, error) {
-	c, err := p.sftConfig(p.preset.Sim, sc, true)
+func (p *prep) simConfig(b preset.SFTBudget) (sft.Config, error) {
+	c, err := p.sftConfig(p.preset.Sim, b, true)
 	if err != nil {
 		return sft.Config{}, err
 	}
@@ -532,8 +538,7 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		cfg := r.cfg.Preset.RL
-		cfg.Seed = RLSeed(r.cfg.Seed, k)
+		cfg := r.rlConfig(k)
 		out := r.armCkpt(name, k)
 		log := r.metricsLog(seedName(name, k))
 		switch name {
@@ -585,7 +590,8 @@ var (
 func (r *run) gen(d decoding) chatlm.GenConfig {
 	g := spec.EvalGen()
 	if d == sampled {
-		g.Temperature, g.TopP = r.cfg.Preset.RL.Gen.Temperature, r.cfg.Preset.RL.Gen.TopP
+		rl := r.rlConfig(0).Gen
+		g.Temperature, g.TopP = rl.Temperature, rl.TopP
 	}
 	return g
 }

@@ -69,7 +69,8 @@ func writeMeta(dir string, m Meta) error {
 type Config struct {
 	// Model sizes the network; its vocab comes from the tokenizer.
 	Model lm.Config
-	// SFT is the optimisation budget.
+	// SFT is the optimisation budget. Its Seed seeds the whole fit: the
+	// initial weights, the validation split and the batch order.
 	SFT train.SFTConfig
 	// Vocab is the size of a tokenizer trained on the logs when Tokenizer
 	// is nil.
@@ -84,7 +85,6 @@ type Config struct {
 	// Tool is the task's tool (dialog.ToolOf) the logged agents wrote
 	// with: a policy gets no loss on what it wrote.
 	Tool dialog.Tool
-	Seed uint64
 	// From, when set, is a chat checkpoint folder the fit starts from
 	// instead of fresh weights (a warm start: online recalibration
 	// re-fits the simulator from its last fit). The model takes that
@@ -127,12 +127,11 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 		}
 	}
 	sc := cfg.SFT
-	sc.Seed = cfg.Seed
 	res, err := train.SFT(ctx, m, seqs, sc, out, log)
 	if err != nil {
 		return Meta{}, err
 	}
-	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Judged: cfg.Oracle && cfg.Judge != nil && role == "user", Seed: cfg.Seed, Logs: len(eps),
+	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Judged: cfg.Oracle && cfg.Judge != nil && role == "user", Seed: sc.Seed, Logs: len(eps),
 		From: cfg.From, SFT: sc, Result: res, Model: m.LM.Config}
 	return meta, writeMeta(out, meta)
 }
@@ -158,5 +157,5 @@ func initial(eps []dialog.Episode, cfg Config) (*chatlm.Model, error) {
 			return nil, err
 		}
 	}
-	return chatlm.NewModel(tok, cfg.Model, cfg.Seed)
+	return chatlm.NewModel(tok, cfg.Model, cfg.SFT.Seed)
 }

@@ -22,8 +22,8 @@ func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := train.DefaultSFTConfig()
-	sc.Steps, sc.BatchSize, sc.LR, sc.EvalEvery, sc.CheckpointEvery, sc.Warmup = 40, 8, 3e-3, 10, 20, 0
-	cfg := Config{Model: lm.Config{Context: 128, Dim: 32, Layers: 2, Heads: 2}, SFT: sc, Tokenizer: tok, Oracle: true, Seed: 2}
+	sc.Steps, sc.BatchSize, sc.LR, sc.EvalEvery, sc.CheckpointEvery, sc.Warmup, sc.Seed = 40, 8, 3e-3, 10, 20, 0, 2
+	cfg := Config{Model: lm.Config{Context: 128, Dim: 32, Layers: 2, Heads: 2}, SFT: sc, Tokenizer: tok, Oracle: true}
 	dir := t.TempDir()
 	first, err := Simulator(context.Background(), eps, cfg, filepath.Join(dir, "first"), nil)
 	if err != nil {

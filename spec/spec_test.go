@@ -74,9 +74,9 @@ func TestLearnedUserPlaysAsTrained(t *testing.T) {
 	}
 	fit := func(judge chatlm.Judge) string {
 		sc := train.DefaultSFTConfig()
-		sc.Steps, sc.BatchSize, sc.EvalEvery, sc.CheckpointEvery = 2, 2, 1, 1
+		sc.Steps, sc.BatchSize, sc.EvalEvery, sc.CheckpointEvery, sc.Seed = 2, 2, 1, 1, 1
 		dir := filepath.Join(t.TempDir(), "sim")
-		cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: true, Judge: judge, Seed: 1}
+		cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: true, Judge: judge}
 		if _, err := sft.Simulator(context.Background(), eps, cfg, dir, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/reproduce"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -83,19 +81,13 @@ after an interruption (Ctrl-C) run the same command again.`,
   calibrl reproduce --task mathchat --preset tiny --out /tmp/tiny --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := preset.Get(presetName)
+			name, tag := cfg.Task, dataTag(data)
+			p, err := presetTask(presetName, &cfg.Task, &data) // docedit sizes its own level and budgets
 			if err != nil {
 				return err
 			}
-			p = p.For(cfg.Task) // docedit sizes its own level and budgets
 			if cfg.Out == "" {
-				cfg.Out = filepath.Join("runs", fmt.Sprintf("%s%s-%s-seed%d", cfg.Task, dataTag(data), p.Name, cfg.Seed))
-			}
-			if data != "" && !strings.Contains(cfg.Task, ":") && p.Level != "" {
-				cfg.Task += ":" + p.Level // the preset's level goes before the data
-			}
-			if err := resolveData(&cfg.Task, &data); err != nil {
-				return err
+				cfg.Out = filepath.Join("runs", fmt.Sprintf("%s%s-%s-seed%d", name, tag, p.Name, cfg.Seed))
 			}
 			if _, err := task.Lookup(cfg.Task); err != nil {
 				return err

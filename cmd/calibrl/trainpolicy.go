@@ -52,8 +52,9 @@ mathchat:easy:nocalc to train without it.
 
 Every RL run logs a reward-hacking monitor: the policy on fixed held-out
 instances against the training user and against the human proxy, side by
-side. Budgets come from --preset; checkpoints are resumable (run the same
-command again after an interruption).`,
+side. Budgets come from --preset, and so does the level of a --task that
+names none (the task reproduce plays at that preset); checkpoints are
+resumable (run the same command again after an interruption).`,
 		Example: `  calibrl train-policy --algo sft --task mathchat --logs logs.jsonl --out base
   calibrl train-policy --algo grpo --task mathchat --user learned:sim --init base --out calibrated
   calibrl train-policy --algo static --task mathchat --user learned:sim --logs logs.jsonl --init base --out static`,
@@ -62,12 +63,8 @@ command again after an interruption).`,
 			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr", "updates", "minibatch")); err != nil {
 				return err
 			}
-			p, err := preset.Get(presetName)
+			p, err := presetTask(presetName, &taskName, &data) // the task and budgets reproduce gives it
 			if err != nil {
-				return err
-			}
-			p = p.For(taskName) // the budgets reproduce gives this task
-			if err := resolveData(&taskName, &data); err != nil {
 				return err
 			}
 			t, err := task.Lookup(taskName)
@@ -111,7 +108,7 @@ command again after an interruption).`,
 				if err != nil {
 					return err
 				}
-				cfg := sft.Config{Model: p.Policy, SFT: p.PolicySFT, Vocab: p.Vocab, Tool: dialog.ToolOf(t), Seed: seed}
+				cfg := sft.Config{Model: p.Policy, SFT: p.PolicySFT.Config(seed), Vocab: p.Vocab, Tool: dialog.ToolOf(t)}
 				if steps > 0 {
 					cfg.SFT.Steps = steps
 				}
@@ -141,8 +138,7 @@ command again after an interruption).`,
 				if err != nil {
 					return err
 				}
-				cfg := p.RL
-				cfg.Seed = seed
+				cfg := p.RLConfig(seed)
 				if steps > 0 {
 					cfg.Iterations = steps
 				}

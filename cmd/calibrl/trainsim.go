@@ -56,14 +56,10 @@ simulator cannot tell a right answer from a wrong one.`,
 			if err := atLeast(cmd, 0, false, "steps"); err != nil {
 				return err
 			}
-			if err := resolveData(&taskName, &data); err != nil {
-				return err
-			}
-			p, err := preset.Get(presetName)
+			p, err := presetTask(presetName, &taskName, &data) // the task and budgets reproduce gives it
 			if err != nil {
 				return err
 			}
-			p = p.For(taskName) // the budgets reproduce gives this task
 			eps, err := loadTaskLogs(logs, taskName)
 			if err != nil {
 				return err
@@ -72,7 +68,7 @@ simulator cannot tell a right answer from a wrong one.`,
 			if err != nil {
 				return err
 			}
-			cfg := sft.Config{Model: p.Sim, SFT: p.SimSFT, Vocab: p.Vocab, Oracle: !noOracle, Seed: seed}
+			cfg := sft.Config{Model: p.Sim, SFT: p.SimSFT.Config(seed), Vocab: p.Vocab, Oracle: !noOracle}
 			if !noCheck {
 				cfg.Judge = chatlm.TaskJudge(t)
 			}
