@@ -72,7 +72,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 			return err
 		}
 		simDir := r.ckpt("sim")
-		sim, err := spec.User(r.t, "learned:"+simDir)
+		sim, err := spec.LearnedUser(r.t, simDir)
 		if err != nil {
 			return err
 		}

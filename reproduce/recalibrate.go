@@ -168,7 +168,7 @@ func (r *run) roundRL(k, i int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		sim, err := spec.User(r.t, "learned:"+r.roundSim(k, i-1))
+		sim, err := spec.LearnedUser(r.t, r.roundSim(k, i-1))
 		if err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
 		if refit {
 			simDir, file = r.roundSim(k, i), "gap-refit.json"
 		}
-		su, err := spec.User(r.t, "learned:"+simDir)
+		su, err := spec.LearnedUser(r.t, simDir)
 		if err != nil {
 			return err
 		}
@@ -268,10 +268,8 @@ func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
 		if g.Simulator, err = filepath.Rel(r.f.Dir, simDir); err != nil || strings.HasPrefix(g.Simulator, "..") {
 			g.Simulator = simDir // a shared simulator outside the run folder
 		}
-		if cu, ok := su.(*chatlm.User); ok {
-			if v := train.UserNLL(cu, humanEps); !math.IsNaN(v) {
-				g.NLL = &v
-			}
+		if v := train.UserNLL(su, humanEps); !math.IsNaN(v) {
+			g.NLL = &v
 		}
 		r.cfg.Log.Info("reproduce: recalibration gap", "stage", roundStage(k, i), "refit", refit, "gap", g.Gap, "delta_mean", g.DeltaMean)
 		return r.f.WriteJSON(filepath.Join("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), file), g)

@@ -547,7 +547,7 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 			if err != nil {
 				return err
 			}
-			sim, err := spec.User(r.t, "learned:"+r.ckpt("sim"))
+			sim, err := spec.LearnedUser(r.t, r.ckpt("sim"))
 			if err != nil {
 				return err
 			}
@@ -555,8 +555,7 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 			_, err = train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{GRPOConfig: cfg, Reward: train.StaticOutcome}, out, log)
 			return err
 		case ArmNaive, ArmCalibrated, ArmOracle:
-			userName := map[string]string{ArmNaive: "naive", ArmCalibrated: "learned:" + r.ckpt("sim"), ArmOracle: "human"}[name]
-			u, err := spec.User(r.t, userName)
+			u, err := r.trainUser(name)
 			if err != nil {
 				return err
 			}
@@ -565,6 +564,19 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 		}
 		return fmt.Errorf("unknown arm %q", name)
 	}
+}
+
+// trainUser is the user an interactive arm trains against: the naive
+// simulator, the calibrated one, or the human proxy itself.
+func (r *run) trainUser(arm string) (dialog.User, error) {
+	if arm == ArmCalibrated {
+		sim, err := spec.LearnedUser(r.t, r.ckpt("sim"))
+		if err != nil {
+			return nil, err
+		}
+		return sim, nil
+	}
+	return spec.User(r.t, map[string]string{ArmNaive: "naive", ArmOracle: "human"}[arm])
 }
 
 // decoding is how the policies play in a held-out evaluation, and the

@@ -75,27 +75,50 @@ func User(t task.Task, s string) (dialog.User, error) {
 		}
 		return u, nil
 	case "learned", "learned-nocontext":
-		m, err := loadChat(s, arg, "user")
+		oracle := kind == "learned"
+		u, err := learnedUser(t, s, arg, &oracle)
 		if err != nil {
 			return nil, err
-		}
-		oracle := kind == "learned"
-		u := &chatlm.User{Model: m, Oracle: oracle, Gen: DefaultGen()}
-		if meta, err := sft.ReadMeta(arg); err == nil {
-			if meta.Oracle != oracle {
-				want := "learned"
-				if !meta.Oracle {
-					want = "learned-nocontext"
-				}
-				return nil, fmt.Errorf("user %q: %s was trained with oracle context %v: use %s:%s", s, arg, meta.Oracle, want, arg)
-			}
-			if meta.Judged {
-				u.Judge = chatlm.TaskJudge(t)
-			}
 		}
 		return u, nil
 	}
 	return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
+}
+
+// LearnedUser loads the simulator checkpoint in dir (train-sim's) as a
+// user of task t, conditioned as it was trained: on the oracle context
+// unless its calibrl.json says it was fitted without it, and shown the
+// task's check when it was trained with it. A folder without calibrl.json
+// is read as a calibrated simulator (the oracle context, no check).
+func LearnedUser(t task.Task, dir string) (*chatlm.User, error) {
+	return learnedUser(t, dir, dir, nil)
+}
+
+// learnedUser loads the simulator in dir for the user named s. oracle,
+// when set, is the conditioning s asks for, which the checkpoint's
+// metadata must agree with; nil takes the metadata's.
+func learnedUser(t task.Task, s, dir string, oracle *bool) (*chatlm.User, error) {
+	m, err := loadChat(s, dir, "user")
+	if err != nil {
+		return nil, err
+	}
+	u := &chatlm.User{Model: m, Oracle: oracle == nil || *oracle, Gen: DefaultGen()}
+	if meta, err := sft.ReadMeta(dir); err == nil {
+		if oracle == nil {
+			u.Oracle = meta.Oracle
+		}
+		if meta.Oracle != u.Oracle {
+			want := "learned"
+			if !meta.Oracle {
+				want = "learned-nocontext"
+			}
+			return nil, fmt.Errorf("user %q: %s was trained with oracle context %v: use %s:%s", s, dir, meta.Oracle, want, dir)
+		}
+		if meta.Judged {
+			u.Judge = chatlm.TaskJudge(t)
+		}
+	}
+	return u, nil
 }
 
 // DefaultGen is how checkpoint users sample: temperature 1 with a nucleus

@@ -66,28 +66,12 @@ func TestLearnedUserPlaysAsTrained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	human, _ := tk.User("human")
-	careful, _ := tk.Agent("careful")
-	eps, err := rollout.Run(context.Background(), tk, careful, human, rollout.Config{Split: "train", Instances: 6, Seed: 1, MaxTurns: 4, AgentName: "scripted:careful", UserName: "human"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	fit := func(judge chatlm.Judge) string {
-		sc := train.DefaultSFTConfig()
-		sc.Steps, sc.BatchSize, sc.EvalEvery, sc.CheckpointEvery, sc.Seed = 2, 2, 1, 1, 1
-		dir := filepath.Join(t.TempDir(), "sim")
-		cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: true, Judge: judge}
-		if _, err := sft.Simulator(context.Background(), eps, cfg, dir, nil); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
 	for _, judged := range []bool{true, false} {
 		var judge chatlm.Judge
 		if judged {
 			judge = chatlm.TaskJudge(tk)
 		}
-		dir := fit(judge)
+		dir := fitSim(t, tk, true, judge)
 		u, err := User(tk, "learned:"+dir)
 		if err != nil {
 			t.Fatal(err)
@@ -98,5 +82,57 @@ func TestLearnedUserPlaysAsTrained(t *testing.T) {
 		if _, err := User(tk, "learned-nocontext:"+dir); err == nil || !strings.Contains(err.Error(), "learned:") {
 			t.Errorf("learned-nocontext on an oracle-context simulator: %v", err)
 		}
+	}
+}
+
+// fitSim fits a two-step simulator on a few conversations of tk.
+func fitSim(t *testing.T, tk task.Task, oracle bool, judge chatlm.Judge) string {
+	t.Helper()
+	human, _ := tk.User("human")
+	careful, _ := tk.Agent("careful")
+	eps, err := rollout.Run(context.Background(), tk, careful, human, rollout.Config{Split: "train", Instances: 6, Seed: 1, MaxTurns: 4, AgentName: "scripted:careful", UserName: "human"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := train.DefaultSFTConfig()
+	sc.Steps, sc.BatchSize, sc.EvalEvery, sc.CheckpointEvery, sc.Seed = 2, 2, 1, 1, 1
+	dir := filepath.Join(t.TempDir(), "sim")
+	cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: oracle, Judge: judge}
+	if _, err := sft.Simulator(context.Background(), eps, cfg, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// LearnedUser plays a simulator folder as its metadata says it was
+// trained: what "learned:DIR" builds for a calibrated simulator, what
+// "learned-nocontext:DIR" builds for the ablation.
+func TestLearnedUserFromAFolder(t *testing.T) {
+	tk, err := task.Lookup("mathchat:easy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		oracle bool
+		judge  chatlm.Judge
+		name   string
+	}{{true, chatlm.TaskJudge(tk), "learned:"}, {false, nil, "learned-nocontext:"}} {
+		dir := fitSim(t, tk, c.oracle, c.judge)
+		got, err := LearnedUser(tk, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, err := User(tk, c.name+dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := u.(*chatlm.User)
+		if got.Oracle != c.oracle || got.Oracle != want.Oracle || (got.Judge != nil) != (c.judge != nil) || (want.Judge != nil) != (c.judge != nil) || got.Gen.Temperature != want.Gen.Temperature || got.Gen.TopP != want.Gen.TopP {
+			t.Errorf("trained with oracle %v: LearnedUser plays oracle %v, judged %v, gen %+v; %s%s: %v, %v, %+v",
+				c.oracle, got.Oracle, got.Judge != nil, got.Gen, c.name, dir, want.Oracle, want.Judge != nil, want.Gen)
+		}
+	}
+	if _, err := LearnedUser(tk, filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("a folder without a checkpoint: want an error")
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/serve"
 	"github.com/calibrl/calibrl/sft"
@@ -174,17 +173,9 @@ func loadServedSim(dir string, seed uint64) (*serve.Simulator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", dir, sft.MetaFile, err)
 	}
-	kind := "learned:"
-	if !meta.Oracle {
-		kind = "learned-nocontext:"
-	}
-	u, err := spec.User(t, kind+dir)
+	u, err := spec.LearnedUser(t, dir) // conditioned as calibrl.json says it was trained
 	if err != nil {
 		return nil, err
 	}
-	cu, ok := u.(*chatlm.User)
-	if !ok {
-		return nil, fmt.Errorf("%s: not a chat-model simulator", dir)
-	}
-	return serve.NewSimulator(cu, t, seed), nil
+	return serve.NewSimulator(u, t, seed), nil
 }
