@@ -10,51 +10,32 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/tokenizer"
 	"github.com/calibrl/calibrl/train"
 )
 
-// MetaFile describes a calibrl chat checkpoint beside its weights.
-const MetaFile = "calibrl.json"
-
-// Meta says what a checkpoint was trained to do.
+// Meta is a fit's calibrl.json (checkpoint.MetaFile): what the checkpoint
+// was trained to do, which is what the packages that play it read
+// (checkpoint.Meta), and how it was fitted.
 type Meta struct {
-	// Role is "assistant" (a policy) or "user" (a simulator).
-	Role string `json:"role"`
-	Task string `json:"task"`
-	// Oracle: a simulator conditioned on the oracle context. false is the
-	// no-oracle-context ablation.
-	Oracle bool `json:"oracle"`
-	// Judged: the simulator was shown the task's verdict on every
-	// delivered outcome (chatlm.Judge); it must be shown it when it plays.
-	Judged bool   `json:"judged,omitempty"`
-	Seed   uint64 `json:"seed"`
-	Logs   int    `json:"logs"` // episodes trained on
-	// From is the checkpoint a warm-started fit began from (Config.From).
-	From   string          `json:"from,omitempty"`
+	checkpoint.Meta
 	SFT    train.SFTConfig `json:"sft"`
 	Result train.SFTResult `json:"result"`
 	Model  lm.Config       `json:"model"`
 }
 
-// ReadMeta reads dir's calibrl.json.
+// ReadMeta reads dir's calibrl.json with the fit's budget and result.
 func ReadMeta(dir string) (Meta, error) {
 	var m Meta
-	data, err := os.ReadFile(filepath.Join(dir, MetaFile))
-	if err != nil {
-		return m, fmt.Errorf("checkpoint %s: %w", dir, err)
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return m, fmt.Errorf("checkpoint %s: %s: %w", dir, MetaFile, err)
-	}
-	return m, nil
+	err := checkpoint.ReadInto(dir, &m)
+	return m, err
 }
 
 func writeMeta(dir string, m Meta) error {
@@ -62,7 +43,7 @@ func writeMeta(dir string, m Meta) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, MetaFile), append(data, '\n'))
+	return atomicfile.WriteBytes(filepath.Join(dir, checkpoint.MetaFile), append(data, '\n'))
 }
 
 // Config sets one supervised fit.
@@ -95,12 +76,12 @@ type Config struct {
 
 // Simulator fits a user simulator to eps' user turns and writes it to out.
 func Simulator(ctx context.Context, eps []dialog.Episode, cfg Config, out string, log func(map[string]any)) (Meta, error) {
-	return fit(ctx, eps, cfg, "user", out, log)
+	return fit(ctx, eps, cfg, checkpoint.RoleSimulator, out, log)
 }
 
 // Policy clones eps' agent turns into a base policy written to out.
 func Policy(ctx context.Context, eps []dialog.Episode, cfg Config, out string, log func(map[string]any)) (Meta, error) {
-	return fit(ctx, eps, cfg, "assistant", out, log)
+	return fit(ctx, eps, cfg, checkpoint.RolePolicy, out, log)
 }
 
 func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string, log func(map[string]any)) (Meta, error) {
@@ -114,7 +95,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	seqs := make([]chatlm.Sequence, 0, len(eps))
 	for i := range eps {
 		var s chatlm.Sequence
-		if role == "user" {
+		if role == checkpoint.RoleSimulator {
 			s, err = m.UserSequence(&eps[i], cfg.Oracle, cfg.Judge)
 		} else {
 			s, err = m.AgentSequence(&eps[i], cfg.Tool)
@@ -131,8 +112,9 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	if err != nil {
 		return Meta{}, err
 	}
-	meta := Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && role == "user", Judged: cfg.Oracle && cfg.Judge != nil && role == "user", Seed: sc.Seed, Logs: len(eps),
-		From: cfg.From, SFT: sc, Result: res, Model: m.LM.Config}
+	sim := role == checkpoint.RoleSimulator
+	meta := Meta{Meta: checkpoint.Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && sim, Judged: cfg.Oracle && cfg.Judge != nil && sim, Seed: sc.Seed, Logs: len(eps),
+		From: cfg.From}, SFT: sc, Result: res, Model: m.LM.Config}
 	return meta, writeMeta(out, meta)
 }
 

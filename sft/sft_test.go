@@ -3,12 +3,15 @@ package sft
 import (
 	"context"
 	"math"
+	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/chatlm/chatlmtest"
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/train"
 )
@@ -45,6 +48,7 @@ func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
 	if again.From != warm.From || first.From != "" {
 		t.Errorf("meta records from %q and %q, want %q and nothing", again.From, first.From, warm.From)
 	}
+	checkMetaFile(t, filepath.Join(dir, "warm"), again)
 
 	// A re-fit that only does harm returns the checkpoint it started from.
 	harm := warm
@@ -66,5 +70,37 @@ func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
 	bad.Tokenizer = other
 	if _, err := Simulator(context.Background(), eps, bad, filepath.Join(dir, "bad"), nil); err == nil || !strings.Contains(err.Error(), "tokenizer") {
 		t.Errorf("warm start with another tokenizer: %v, want a tokenizer error", err)
+	}
+}
+
+// checkMetaFile checks the calibrl.json a fit wrote in dir: ReadMeta gives
+// back the meta the fit returned, checkpoint.Read its players' part, and
+// the file keeps the layout checkpoints have always had (the players'
+// fields first, then the fit's budget, result and model).
+func checkMetaFile(t *testing.T, dir string, want Meta) {
+	t.Helper()
+	got, err := ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadMeta = %+v, want the fit's %+v", got, want)
+	}
+	if m, err := checkpoint.Read(dir); err != nil || m != want.Meta {
+		t.Errorf("checkpoint.Read = %+v, %v; want %+v", m, err, want.Meta)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, checkpoint.MetaFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, ok := strings.CutPrefix(line, `  "`); ok { // a top-level key of the indented file
+			keys = append(keys, k[:strings.Index(k, `"`)])
+		}
+	}
+	// judged is left out when false, as the test's fits are.
+	if got, want := strings.Join(keys, ","), "role,task,oracle,seed,logs,from,sft,result,model"; got != want {
+		t.Errorf("%s's keys: %s, want %s", checkpoint.MetaFile, got, want)
 	}
 }

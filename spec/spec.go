@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
-	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/task"
 )
 
@@ -24,7 +24,7 @@ func Agent(t task.Task, s string) (dialog.Agent, error) {
 	case "remote":
 		return remoteAgent(s)
 	case "lm":
-		m, err := loadChat(s, arg, "assistant")
+		m, err := loadChat(s, arg, checkpoint.RolePolicy)
 		if err != nil {
 			return nil, err
 		}
@@ -98,12 +98,12 @@ func LearnedUser(t task.Task, dir string) (*chatlm.User, error) {
 // when set, is the conditioning s asks for, which the checkpoint's
 // metadata must agree with; nil takes the metadata's.
 func learnedUser(t task.Task, s, dir string, oracle *bool) (*chatlm.User, error) {
-	m, err := loadChat(s, dir, "user")
+	m, err := loadChat(s, dir, checkpoint.RoleSimulator)
 	if err != nil {
 		return nil, err
 	}
 	u := &chatlm.User{Model: m, Oracle: oracle == nil || *oracle, Gen: DefaultGen()}
-	if meta, err := sft.ReadMeta(dir); err == nil {
+	if meta, err := checkpoint.Read(dir); err == nil {
 		if oracle == nil {
 			u.Oracle = meta.Oracle
 		}
@@ -148,7 +148,7 @@ func loadChat(s, dir, role string) (*chatlm.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%q: %w", s, err)
 	}
-	if meta, err := sft.ReadMeta(dir); err == nil && meta.Role != role {
+	if meta, err := checkpoint.Read(dir); err == nil && meta.Role != role {
 		return nil, fmt.Errorf("%q: %s is a %s model, not a %s model", s, dir, meta.Role, role)
 	}
 	return m, nil

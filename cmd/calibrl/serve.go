@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/serve"
-	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
 )
@@ -162,16 +162,16 @@ func servedTasks(data string) (func(string) (task.Task, error), error) {
 // judged by the task its calibrl.json names (the check it was trained
 // with comes from that task).
 func loadServedSim(dir string, seed uint64) (*serve.Simulator, error) {
-	meta, err := sft.ReadMeta(dir)
+	meta, err := checkpoint.Read(dir)
 	if err != nil {
 		return nil, err
 	}
-	if meta.Role != "user" {
+	if meta.Role != checkpoint.RoleSimulator {
 		return nil, fmt.Errorf("%s is a %s model, not a user simulator", dir, meta.Role)
 	}
 	t, err := task.Lookup(meta.Task)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", dir, sft.MetaFile, err)
+		return nil, fmt.Errorf("%s: %s: %w", dir, checkpoint.MetaFile, err)
 	}
 	u, err := spec.LearnedUser(t, dir) // conditioned as calibrl.json says it was trained
 	if err != nil {
