@@ -176,7 +176,11 @@ func (r *run) roundRL(k, i int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		_, err = train.GRPO(ctx, policy, r.t, sim, human, r.roundConfig(k, i), r.roundPolicy(k, i), r.metricsLog(roundStage(k, i)+"/rl"))
+		out := r.roundPolicy(k, i)
+		res, err := train.GRPO(ctx, policy, r.t, sim, human, r.roundConfig(k, i), out, r.metricsLog(roundStage(k, i)+"/rl"))
+		if err == nil {
+			r.trained(out, res) // the last round's is the arm's
+		}
 		return err
 	}
 }

@@ -1,12 +1,10 @@
 package reproduce
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -325,17 +323,16 @@ func seedScores(evals []evaluation, k int) []float64 {
 	return evals[k].scores()
 }
 
+// rlResult is the result of the RL run that trained arm's seed index k:
+// the one this process trained, or, for a stage done before a resume, the
+// one its checkpoint folder holds; false when there is none.
 func (r *run) rlResult(arm string, k int) (train.GRPOResult, bool) {
-	var res train.GRPOResult
-	algo := "grpo"
-	if arm == ArmStatic {
-		algo = "static"
+	dir := r.armCkpt(arm, k)
+	if res, ok := r.rlResults[dir]; ok {
+		return res, true
 	}
-	data, err := os.ReadFile(filepath.Join(r.armCkpt(arm, k), algo+"_result.json"))
-	if err != nil || json.Unmarshal(data, &res) != nil {
-		return res, false
-	}
-	return res, true
+	res, err := train.ReadRLResult(dir)
+	return res, err == nil
 }
 
 // curve is one arm's (and RL seed's) reward-hacking monitor over
@@ -351,7 +348,7 @@ func perStep(recs []map[string]any, key string) map[string][]map[string]any {
 	byStage := map[string]map[float64]map[string]any{}
 	for _, rec := range recs {
 		stage, _ := rec["stage"].(string)
-		step, ok := rec["step"].(float64)
+		step, ok := rec[train.MetricStep].(float64)
 		if _, has := rec[key]; !ok || !has {
 			continue
 		}
@@ -381,12 +378,12 @@ func num(rec map[string]any, k string) float64 { v, _ := rec[k].(float64); retur
 // ("static/seed-0").
 func curvesOf(recs []map[string]any) map[string]curve {
 	out := map[string]curve{}
-	for arm, pts := range perStep(recs, "monitor/train_user_reward") {
+	for arm, pts := range perStep(recs, train.MetricMonitorTrainReward) {
 		var c curve
 		for _, rec := range pts {
-			c.iter = append(c.iter, num(rec, "step"))
-			c.train = append(c.train, num(rec, "monitor/train_user_reward"))
-			c.human = append(c.human, num(rec, "monitor/human_reward"))
+			c.iter = append(c.iter, num(rec, train.MetricStep))
+			c.train = append(c.train, num(rec, train.MetricMonitorTrainReward))
+			c.human = append(c.human, num(rec, train.MetricMonitorHumanReward))
 		}
 		out[arm] = c
 	}
@@ -663,7 +660,7 @@ type diagnosis struct {
 
 // diagnostics sums up each RL arm's and seed's iteration records.
 func (r *run) diagnostics(recs []map[string]any) []diagnosis {
-	byStage := perStep(recs, "rollout/reward_mean")
+	byStage := perStep(recs, train.MetricReward)
 	batch := float64(r.cfg.Preset.RL.InstancesPerStep * r.cfg.Preset.RL.Group)
 	var out []diagnosis
 	for _, arm := range rlArms {
@@ -680,14 +677,14 @@ func (r *run) diagnostics(recs []map[string]any) []diagnosis {
 				return sum / float64(len(recs))
 			}
 			n := min(5, len(its))
-			d := diagnosis{arm: arm, seed: k, iters: len(its), first: avg(its[:n], "rollout/reward_mean"), last: avg(its[len(its)-n:], "rollout/reward_mean"),
-				kl: avg(its[len(its)-n:], "loss/kl")}
+			d := diagnosis{arm: arm, seed: k, iters: len(its), first: avg(its[:n], train.MetricReward), last: avg(its[len(its)-n:], train.MetricReward),
+				kl: avg(its[len(its)-n:], train.MetricKL)}
 			var seqs float64
 			for _, rec := range its {
-				if num(rec, "train/updates") == 0 {
+				if num(rec, train.MetricUpdates) == 0 {
 					d.idle++
 				}
-				seqs += num(rec, "train/sequences")
+				seqs += num(rec, train.MetricSequences)
 			}
 			if batch > 0 {
 				// Interactive conversations may be split into one sequence

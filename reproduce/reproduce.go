@@ -242,6 +242,18 @@ type run struct {
 	// the base policy's and the simulator's checkpoints (this run's own,
 	// or a prepared folder's).
 	logsPath, shared string
+	// rlResults holds the results of the RL runs this process trained, by
+	// checkpoint folder; the report reads those of stages done before a
+	// resume from their folders.
+	rlResults map[string]train.GRPOResult
+}
+
+// trained keeps the result of the RL run that wrote the checkpoint out.
+func (r *run) trained(out string, res train.GRPOResult) {
+	if r.rlResults == nil {
+		r.rlResults = map[string]train.GRPOResult{}
+	}
+	r.rlResults[out] = res
 }
 
 // PrepareConfig sets the stages several runs can share: logs of each task
@@ -476,15 +488,7 @@ func metricsLog(f *runfolder.Folder, log *slog.Logger, stage string) func(map[st
 		if err := f.Log(out); err != nil {
 			log.Warn("metrics", "err", err)
 		}
-		if _, ok := rec["sft/val_nll"]; ok {
-			log.Info(stage, "step", rec["step"], "val_nll", rec["sft/val_nll"], "loss", rec["sft/loss"])
-		}
-		if _, ok := rec["rollout/reward_mean"]; ok {
-			log.Info(stage, "iter", rec["step"], "reward", rec["rollout/reward_mean"], "loss", rec["loss/policy"])
-		}
-		if _, ok := rec["monitor/train_user_reward"]; ok {
-			log.Info(stage+" monitor", "iter", rec["step"], "train_user_reward", rec["monitor/train_user_reward"], "human_reward", rec["monitor/human_reward"])
-		}
+		train.LogHeadline(log, stage, rec)
 	}
 }
 
@@ -552,14 +556,20 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 				return err
 			}
 			behaviour := func(agent string) (dialog.Agent, error) { return spec.Agent(r.t, agent) }
-			_, err = train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{GRPOConfig: cfg, Reward: train.StaticOutcome}, out, log)
+			res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{GRPOConfig: cfg, Reward: train.StaticOutcome}, out, log)
+			if err == nil {
+				r.trained(out, res)
+			}
 			return err
 		case ArmNaive, ArmCalibrated, ArmOracle:
 			u, err := r.trainUser(name)
 			if err != nil {
 				return err
 			}
-			_, err = train.GRPO(ctx, policy, r.t, u, human, cfg, out, log)
+			res, err := train.GRPO(ctx, policy, r.t, u, human, cfg, out, log)
+			if err == nil {
+				r.trained(out, res)
+			}
 			return err
 		}
 		return fmt.Errorf("unknown arm %q", name)

@@ -18,6 +18,8 @@ import (
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/train"
 )
 
 // cancelAt is a slog handler that cancels a run when a stage logs its
@@ -331,5 +333,28 @@ func TestDocEditClaimsFollowThePaper(t *testing.T) {
 	}
 	if len(got) != 5 {
 		t.Errorf("%d claims, want 5", len(got))
+	}
+}
+
+// The report takes an arm's RL result from the run that trained it, and,
+// for a stage done before a resume, from the arm's checkpoint folder.
+func TestRLResultFromTheRunOrItsFolder(t *testing.T) {
+	r := &run{cfg: Config{Preset: preset.Preset{RLSeeds: 2}}, f: &runfolder.Folder{Dir: t.TempDir()}}
+	if _, ok := r.rlResult(ArmStatic, 1); ok {
+		t.Fatal("an arm never trained: want no result")
+	}
+	dir := r.armCkpt(ArmStatic, 1)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "static_result.json"), []byte(`{"iterations": 3, "monitor_train_reward": 0.5}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, ok := r.rlResult(ArmStatic, 1); !ok || res.Iterations != 3 || res.MonitorTrain != 0.5 {
+		t.Errorf("trained before a resume: %+v, %v; want the folder's", res, ok)
+	}
+	r.trained(dir, train.GRPOResult{Iterations: 5})
+	if res, ok := r.rlResult(ArmStatic, 1); !ok || res.Iterations != 5 {
+		t.Errorf("trained by this run: %+v, %v; want the run's", res, ok)
 	}
 }

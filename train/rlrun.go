@@ -205,7 +205,7 @@ func (r *rlRun) finish(res GRPOResult) error {
 	if err := r.policy.Save(r.out, nil); err != nil {
 		return fmt.Errorf("%s: save: %w", r.algo, err)
 	}
-	return atomicfile.WriteBytes(filepath.Join(r.out, r.algo+"_result.json"), mustJSON(res))
+	return atomicfile.WriteBytes(filepath.Join(r.out, resultFile(r.algo)), mustJSON(res))
 }
 
 // monitor is the reward-hacking monitor: the current policy on a fixed

@@ -173,14 +173,14 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		if d := settingsDiff(st.Settings, cfg.settings()); len(d) > 0 {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with other settings (%s): resume with the same ones or use a fresh --out", lastDir, strings.Join(d, ", "))
 		}
-		log(map[string]any{"event": "resume", "step": st.Step})
+		log(map[string]any{"event": "resume", MetricStep: st.Step})
 	} else if len(val) > 0 {
 		st.FirstVal = meanNLL(m, val, cfg.BatchSize)
 		// The starting weights compete for best too (best holds them, step
 		// 0): a warm-started fit (a simulator's re-fit) that only gets
 		// worse on held-out data returns what it started from.
 		st.BestVal = st.FirstVal
-		log(map[string]any{"step": 0, "sft/val_nll": st.FirstVal})
+		log(map[string]any{MetricStep: 0, MetricSFTValNLL: st.FirstVal})
 	}
 
 	started, secondsBefore := time.Now(), st.TrainSeconds
@@ -218,13 +218,13 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			st.Recent = st.Recent[1:]
 		}
 		st.Step++
-		rec := map[string]any{"step": st.Step, "sft/loss": stats.NLL, "sft/grad_norm": stats.GradNorm, "sft/lr": sched.At(st.Step - 1)}
+		rec := map[string]any{MetricStep: st.Step, MetricSFTLoss: stats.NLL, "sft/grad_norm": stats.GradNorm, "sft/lr": sched.At(st.Step - 1)}
 		stop := false
 		if st.Step%cfg.EvalEvery == 0 || st.Step == cfg.Steps {
-			rec["perf/tokens_per_s"] = float64(st.Tokens) / elapsed()
+			rec[MetricTokensPerS] = float64(st.Tokens) / elapsed()
 			if len(val) > 0 {
 				v := meanNLL(m, val, cfg.BatchSize)
-				rec["sft/val_nll"] = v
+				rec[MetricSFTValNLL] = v
 				if v < st.BestVal {
 					st.BestVal, st.BestStep, st.BadEvals = v, st.Step, 0
 					copy(best, m.LM.Params.Data)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
+
+	"github.com/calibrl/calibrl/train"
 )
 
 // Long work in stages (reproduce) reports each stage as a log event
@@ -169,24 +171,24 @@ func rlBar(label string, total int) func(map[string]any) {
 	}
 	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr), progressbar.OptionSetDescription(label+" iteration"),
 		progressbar.OptionShowCount(), progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish())
-	var reward, train, human string
+	var reward, trainUser, human string
 	return func(rec map[string]any) {
-		if v, ok := rec["monitor/train_user_reward"].(float64); ok {
-			train, human = fmt.Sprintf(" · monitor: train user %.2f", v), ""
-			if h, ok := rec["monitor/human_reward"].(float64); ok {
+		if v, ok := rec[train.MetricMonitorTrainReward].(float64); ok {
+			trainUser, human = fmt.Sprintf(" · monitor: train user %.2f", v), ""
+			if h, ok := rec[train.MetricMonitorHumanReward].(float64); ok {
 				human = fmt.Sprintf(", human %.2f", h)
 			}
 		}
-		v, ok := rec["rollout/reward_mean"].(float64)
+		v, ok := rec[train.MetricReward].(float64)
 		if !ok {
 			return
 		}
 		reward = fmt.Sprintf(" · reward %.2f", v)
-		bar.Describe(label + " iteration" + reward + train + human)
-		if step, ok := rec["step"].(int); ok {
+		bar.Describe(label + " iteration" + reward + trainUser + human)
+		if step, ok := rec[train.MetricStep].(int); ok {
 			bar.Set(step)
 		}
-		if rec["step"] == total {
+		if rec[train.MetricStep] == total {
 			bar.Finish()
 		}
 	}

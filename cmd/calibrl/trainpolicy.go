@@ -204,13 +204,5 @@ resumable (run the same command again after an interruption).`,
 
 // rlProgress logs each RL iteration and monitor reading.
 func rlProgress(label string) func(map[string]any) {
-	return func(rec map[string]any) {
-		if v, ok := rec["rollout/reward_mean"]; ok {
-			slog.Info(label, "iter", rec["step"], "reward", v, "flat_groups", rec["rollout/flat_groups"], "loss", rec["loss/policy"],
-				"kl", rec["loss/kl"], "clip_frac", rec["loss/clip_frac"])
-		}
-		if v, ok := rec["monitor/train_user_reward"]; ok {
-			slog.Info(label+" monitor", "iter", rec["step"], "train_user_reward", v, "human_reward", rec["monitor/human_reward"])
-		}
-	}
+	return func(rec map[string]any) { train.LogHeadline(slog.Default(), label, rec) }
 }

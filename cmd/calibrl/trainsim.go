@@ -14,6 +14,7 @@ import (
 	"github.com/calibrl/calibrl/sft"
 	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/tokenizer"
+	"github.com/calibrl/calibrl/train"
 )
 
 func newTrainSimCmd() *cobra.Command {
@@ -147,7 +148,7 @@ func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
 func sftProgress(label string, steps int) func(map[string]any) {
 	bar := progress(label, steps)
 	return func(rec map[string]any) {
-		s, ok := rec["step"].(int)
+		s, ok := rec[train.MetricStep].(int)
 		if !ok {
 			return
 		}
@@ -156,8 +157,6 @@ func sftProgress(label string, steps int) func(map[string]any) {
 			return
 		}
 		// Without a terminal, say something at every evaluation.
-		if v, ok := rec["sft/val_nll"]; ok {
-			slog.Info(label, "step", s, "of", steps, "val_nll", v, "loss", rec["sft/loss"], "tokens_per_s", rec["perf/tokens_per_s"])
-		}
+		train.LogHeadline(slog.Default().With("of", steps), label, rec)
 	}
 }

@@ -1,0 +1,52 @@
+package train
+
+import "log/slog"
+
+// The keys under which the trainers' records (the argument of their log
+// func, one metrics.jsonl line each) carry the figures read outside this
+// package: by reproduce's report and stage logs, and by the command
+// line's progress. Every record has MetricStep: the SFT step, or the RL
+// iteration.
+const (
+	MetricStep = "step"
+
+	// An SFT step's training loss; at an evaluation also the held-out NLL
+	// and the throughput.
+	MetricSFTLoss    = "sft/loss"
+	MetricSFTValNLL  = "sft/val_nll"
+	MetricTokensPerS = "perf/tokens_per_s"
+
+	// An RL iteration: the batch's mean reward, the groups whose rewards
+	// were all equal, the losses, and the optimizer steps and sequences of
+	// the update.
+	MetricReward     = "rollout/reward_mean"
+	MetricFlatGroups = "rollout/flat_groups"
+	MetricPolicyLoss = "loss/policy"
+	MetricKL         = "loss/kl"
+	MetricClipFrac   = "loss/clip_frac"
+	MetricUpdates    = "train/updates"
+	MetricSequences  = "train/sequences"
+
+	// A reading of the reward-hacking monitor: the policy's mean reward on
+	// its held-out problems against the training user and the human proxy.
+	MetricMonitorTrainReward = "monitor/train_user_reward"
+	MetricMonitorHumanReward = "monitor/human_reward"
+)
+
+// LogHeadline logs the figures of rec a person follows a run by, with
+// message msg: an SFT evaluation (step, val_nll, loss, tokens_per_s), an
+// RL iteration (iter, reward, flat_groups, loss, kl, clip_frac) or, with
+// message msg+" monitor", a monitor reading (iter, train_user_reward,
+// human_reward). Other records log nothing.
+func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
+	if v, ok := rec[MetricSFTValNLL]; ok {
+		log.Info(msg, "step", rec[MetricStep], "val_nll", v, "loss", rec[MetricSFTLoss], "tokens_per_s", rec[MetricTokensPerS])
+	}
+	if v, ok := rec[MetricReward]; ok {
+		log.Info(msg, "iter", rec[MetricStep], "reward", v, "flat_groups", rec[MetricFlatGroups], "loss", rec[MetricPolicyLoss],
+			"kl", rec[MetricKL], "clip_frac", rec[MetricClipFrac])
+	}
+	if v, ok := rec[MetricMonitorTrainReward]; ok {
+		log.Info(msg+" monitor", "iter", rec[MetricStep], "train_user_reward", v, "human_reward", rec[MetricMonitorHumanReward])
+	}
+}
