@@ -81,10 +81,16 @@ func (s Seed) MarshalJSON() ([]byte, error) {
 
 // Observation is the agent's first view of an episode.
 type Observation struct {
-	// Instructions is the agent's system prompt.
+	// System is the agent's system message, exactly as calibrl's own
+	// policy reads it and exported policy data holds it (dialog.View's
+	// System: the instructions, then the draft when there is one). A
+	// client that sends it as the system message sees what the embedded
+	// policy sees.
+	System string `json:"system"`
+	// Instructions and Draft are System's parts: the task's instructions
+	// and the document the agent starts from (docedit).
 	Instructions string `json:"instructions"`
-	// Draft is the document the agent starts from (docedit).
-	Draft string `json:"draft,omitempty"`
+	Draft        string `json:"draft,omitempty"`
 	// Messages holds the user's opening.
 	Messages []dialog.Message `json:"messages"`
 }
@@ -220,7 +226,7 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 	e.live.Ep.ID = e.id
 	s.log.Debug("episode created", "id", e.id, "task", req.Task, "split", req.Split, "index", index, "user", req.User)
 	writeJSON(w, http.StatusCreated, CreateResponse{ID: e.id, Observation: Observation{
-		Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.live.Ep.Messages...),
+		System: view.System(), Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.live.Ep.Messages...),
 	}})
 }
 

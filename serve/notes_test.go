@@ -123,7 +123,11 @@ func TestServedEpisodeReturnsTheEnvironmentsNote(t *testing.T) {
 		t.Fatalf("create: status %d", st)
 	}
 	tk, _ := task.Lookup("docedit")
-	o, _, _ := tk.Instance("test", 0)
+	o, v, _ := tk.Instance("test", 0)
+	// The observation's system message is the embedded policy's.
+	if want := dialog.AgentChat(v, nil)[0]; created.Observation.System != want.Content || want.Role != dialog.RoleSystem || !strings.Contains(want.Content, v.Draft) {
+		t.Fatalf("observation system %q, want %+v", created.Observation.System, want)
+	}
 	var cmds []string
 	for _, e := range o.Edits {
 		cmds = append(cmds, e.Detail) // the user's own words, as commands: they make the target

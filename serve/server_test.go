@@ -58,7 +58,7 @@ func TestEpisodeThroughHTTPWithOpenAIClientAsAgent(t *testing.T) {
 		t.Fatalf("got %+v, want an id, instructions and the opening", created)
 	}
 	chat := []openai.ChatCompletionMessageParamUnion{
-		openai.SystemMessage(created.Observation.Instructions),
+		openai.SystemMessage(created.Observation.System),
 		openai.UserMessage(created.Observation.Messages[0].Content),
 	}
 	var last TurnResponse
