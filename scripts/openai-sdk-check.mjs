@@ -12,8 +12,11 @@ const models = await client.models.list();
 const ids = models.data.map((m) => m.id);
 check(ids.length === 1 && ids[0] === "calibrl-sim", `models.list: ${JSON.stringify(ids)}`);
 
-// The wire format: a row of export --kind sim, cut before the user's reply.
-const row = rows(simRows)[0].messages;
+// The wire format: a row of export --kind sim, cut before the user's reply:
+// the shortest row with a second user turn, so that its first exchange fits
+// the small simulator's context (the over-long case is checked below).
+const size = (msgs) => msgs.slice(0, 4).reduce((n, m) => n + m.content.length, 0);
+const row = rows(simRows).map((r) => r.messages).filter((m) => m.length >= 4).sort((x, y) => size(x) - size(y))[0];
 const opening = row.slice(0, 2);
 const reply1 = row.slice(0, 4);
 const ask = (extra = {}, messages = opening) =>
