@@ -12,7 +12,7 @@ import (
 // whole trainer configs, with a seed of 0 that every caller overwrote.
 type oldConfig struct {
 	preset, task           string
-	rl                     train.GRPOConfig
+	rl                     train.RLConfig
 	policy, sim, refit     train.SFTConfig
 	level                  string
 	maxTurns, evalEpisodes int
@@ -21,8 +21,8 @@ type oldConfig struct {
 // oldConfigs are those configs as the presets built them, printed from
 // the code of the time, with the seed set.
 func oldConfigs(seed uint64) []oldConfig {
-	rl := func(iterations, checkpointEvery, instances, group, maxTurns, maxNew, updates, miniBatch int, lr float64, monitorEvery, monitorInstances int) train.GRPOConfig {
-		return train.GRPOConfig{Iterations: iterations, Seed: seed, CheckpointEvery: checkpointEvery, Split: "train", InstancesPerStep: instances, Group: group,
+	rl := func(iterations, checkpointEvery, instances, group, maxTurns, maxNew, updates, miniBatch int, lr float64, monitorEvery, monitorInstances int) train.RLConfig {
+		return train.RLConfig{Iterations: iterations, Seed: seed, CheckpointEvery: checkpointEvery, Split: "train", InstancesPerStep: instances, Group: group,
 			MaxTurns: maxTurns, Gen: chatlm.GenConfig{MaxNewTokens: maxNew, Temperature: 1, TopP: 1}, ClipEps: 0.2, Beta: 0.001, AdvEps: 0.0001,
 			UpdatesPerBatch: updates, MiniBatch: miniBatch, LossMean: "token", LR: lr, Warmup: 10, ClipNorm: 1, MonitorEvery: monitorEvery,
 			MonitorInstances: monitorInstances, MonitorSplit: "test", MonitorStart: 5000, MonitorGen: chatlm.GenConfig{MaxNewTokens: maxNew, Temperature: 0, TopP: 1}}

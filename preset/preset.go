@@ -125,7 +125,7 @@ func (c Recalibration) RoundIterations(total int) []int {
 }
 
 // RLBudget is what every RL arm of a preset trains with; the rest of the
-// trainer's config is train.DefaultGRPOConfig's (Preset.RLConfig).
+// trainer's config is train.DefaultRLConfig's (Preset.RLConfig).
 type RLBudget struct {
 	// Iterations of rollouts and updates; a resumable checkpoint is
 	// written at least every third of them.
@@ -148,9 +148,9 @@ type RLBudget struct {
 // RLConfig is the trainer's config of p's RL budget for an arm trained
 // with seed: the turn limit is p's (the evaluations'), so that RL plays
 // the conversations the arms are judged on.
-func (p Preset) RLConfig(seed uint64) train.GRPOConfig {
+func (p Preset) RLConfig(seed uint64) train.RLConfig {
 	b := p.RL
-	c := train.DefaultGRPOConfig()
+	c := train.DefaultRLConfig()
 	c.Seed = seed
 	c.Iterations = b.Iterations
 	c.CheckpointEvery = max(1, min(c.CheckpointEvery, b.Iterations/3))

@@ -188,7 +188,7 @@ func (r *run) roundRL(k, i int) func(context.Context) error {
 // roundConfig is round i's GRPO config: every arm's, with the RL seed of
 // index k, the round's iterations and the first training instance after
 // the earlier rounds' (so the rounds play the calibrated arm's instances).
-func (r *run) roundConfig(k, i int) train.GRPOConfig {
+func (r *run) roundConfig(k, i int) train.RLConfig {
 	its := r.rounds()
 	cfg := r.rlConfig(k)
 	cfg.Iterations = its[i-1]

@@ -126,7 +126,7 @@ func TestRecalibratedRun(t *testing.T) {
 	}
 	rounds := p.Recalibration.RoundIterations(p.RL.Iterations)
 	f := &runfolder.Folder{Dir: dir}
-	var calib, recal train.GRPOResult
+	var calib, recal train.RLResult
 	for k := range p.RLSeeds {
 		if err := f.ReadJSON(filepath.Join("checkpoints", seedName(ArmCalibrated, k), "grpo_result.json"), &calib); err != nil {
 			t.Fatal(err)

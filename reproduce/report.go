@@ -176,7 +176,7 @@ func paired(arms []string, evals map[string][]evaluation) error {
 
 // figures are one evaluation's numbers; res is the arm's RL result, if
 // any.
-func figures(s eval.Summary, res *train.GRPOResult) Figures {
+func figures(s eval.Summary, res *train.RLResult) Figures {
 	f := Figures{Turns: s.Turns, Tokens: s.Tokens, RealReward: s.Reward, NoDelivery: s.NoDelivery}
 	if s.BLEU != nil {
 		v := *s.BLEU
@@ -204,7 +204,7 @@ func (r *run) row(arm string, evals []evaluation) Row {
 	n := float64(len(evals))
 	var trains, gaps []float64
 	for k, e := range evals {
-		var res *train.GRPOResult
+		var res *train.RLResult
 		if v, ok := r.rlResult(arm, k); ok {
 			res = &v
 		}
@@ -326,7 +326,7 @@ func seedScores(evals []evaluation, k int) []float64 {
 // rlResult is the result of the RL run that trained arm's seed index k:
 // the one this process trained, or, for a stage done before a resume, the
 // one its checkpoint folder holds; false when there is none.
-func (r *run) rlResult(arm string, k int) (train.GRPOResult, bool) {
+func (r *run) rlResult(arm string, k int) (train.RLResult, bool) {
 	dir := r.armCkpt(arm, k)
 	if res, ok := r.rlResults[dir]; ok {
 		return res, true

@@ -107,7 +107,7 @@ func seedName(arm string, k int) string { return fmt.Sprintf("%s/seed-%d", arm, 
 func (r *run) seeds() int { return max(1, r.cfg.Preset.RLSeeds) }
 
 // rlConfig is the trainer's config of every RL arm's seed index k.
-func (r *run) rlConfig(k int) train.GRPOConfig { return r.cfg.Preset.RLConfig(RLSeed(r.cfg.Seed, k)) }
+func (r *run) rlConfig(k int) train.RLConfig { return r.cfg.Preset.RLConfig(RLSeed(r.cfg.Seed, k)) }
 
 // Config sets a reproduction.
 type Config struct {
@@ -245,13 +245,13 @@ type run struct {
 	// rlResults holds the results of the RL runs this process trained, by
 	// checkpoint folder; the report reads those of stages done before a
 	// resume from their folders.
-	rlResults map[string]train.GRPOResult
+	rlResults map[string]train.RLResult
 }
 
 // trained keeps the result of the RL run that wrote the checkpoint out.
-func (r *run) trained(out string, res train.GRPOResult) {
+func (r *run) trained(out string, res train.RLResult) {
 	if r.rlResults == nil {
-		r.rlResults = map[string]train.GRPOResult{}
+		r.rlResults = map[string]train.RLResult{}
 	}
 	r.rlResults[out] = res
 }
@@ -556,7 +556,7 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 				return err
 			}
 			behaviour := func(agent string) (dialog.Agent, error) { return spec.Agent(r.t, agent) }
-			res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{GRPOConfig: cfg, Reward: train.StaticOutcome}, out, log)
+			res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{RLConfig: cfg, Reward: train.StaticOutcome}, out, log)
 			if err == nil {
 				r.trained(out, res)
 			}

@@ -353,7 +353,7 @@ func TestRLResultFromTheRunOrItsFolder(t *testing.T) {
 	if res, ok := r.rlResult(ArmStatic, 1); !ok || res.Iterations != 3 || res.MonitorTrain != 0.5 {
 		t.Errorf("trained before a resume: %+v, %v; want the folder's", res, ok)
 	}
-	r.trained(dir, train.GRPOResult{Iterations: 5})
+	r.trained(dir, train.RLResult{Iterations: 5})
 	if res, ok := r.rlResult(ArmStatic, 1); !ok || res.Iterations != 5 {
 		t.Errorf("trained by this run: %+v, %v; want the run's", res, ok)
 	}

@@ -134,7 +134,7 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 		return RLBenchResult{}, err
 	}
 	user := &chatlm.User{Model: sim, Oracle: true, Gen: shape(bc.UserTurn)}
-	gc := DefaultGRPOConfig()
+	gc := DefaultRLConfig()
 	gc.Iterations, gc.InstancesPerStep, gc.Group, gc.MaxTurns = 1, bc.Instances, bc.Group, bc.Turns
 	gc.Gen, gc.MiniBatch, gc.UpdatesPerBatch, gc.MonitorEvery = shape(bc.AgentTurn), bc.MiniBatch, bc.Updates, 0
 	gc.KeepFlatGroups = true // the whole batch trains, whatever the rewards

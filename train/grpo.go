@@ -42,11 +42,12 @@ import (
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
-// GRPOConfig sets interactive GRPO. The defaults follow public multi-turn
-// GRPO recipes (G = 8, clip 0.2, β = 0.001, a small constant learning
-// rate after a short warm-up), scaled to the embedded 1–10M-parameter
-// models that train on two CPU cores.
-type GRPOConfig struct {
+// RLConfig sets the RL trainer: interactive GRPO, and static context RL
+// through StaticConfig, which embeds it. The defaults follow public
+// multi-turn GRPO recipes (G = 8, clip 0.2, β = 0.001, a small constant
+// learning rate after a short warm-up), scaled to the embedded
+// 1–10M-parameter models that train on two CPU cores.
+type RLConfig struct {
 	// Iterations is the number of rollout-and-update iterations. Default 100.
 	Iterations int
 	// Seed fixes every episode's randomness (through the iteration) and
@@ -143,17 +144,17 @@ type GRPOConfig struct {
 	wholeMinibatches bool
 }
 
-// The ways PolicyLoss averages a minibatch (GRPOConfig.LossMean).
+// The ways PolicyLoss averages a minibatch (RLConfig.LossMean).
 const (
 	LossMeanToken    = "token"
 	LossMeanSequence = "sequence"
 )
 
-// DefaultGRPOConfig returns the documented defaults.
-func DefaultGRPOConfig() GRPOConfig {
+// DefaultRLConfig returns the documented defaults.
+func DefaultRLConfig() RLConfig {
 	mon := chatlm.DefaultGenConfig()
 	mon.Temperature = 0
-	return GRPOConfig{
+	return RLConfig{
 		Iterations: 100, CheckpointEvery: 10,
 		Split: "train", InstancesPerStep: 8, Group: 8, MaxTurns: 8, Gen: chatlm.DefaultGenConfig(),
 		ClipEps: 0.2, Beta: 0.001, AdvEps: 1e-4, UpdatesPerBatch: 2, MiniBatch: 16, LossMean: LossMeanToken,
@@ -163,7 +164,7 @@ func DefaultGRPOConfig() GRPOConfig {
 }
 
 // Validate reports the first unusable field.
-func (c GRPOConfig) Validate() error {
+func (c RLConfig) Validate() error {
 	switch {
 	case c.Iterations <= 0:
 		return fmt.Errorf("grpo: iterations %d, want > 0", c.Iterations)
@@ -203,8 +204,8 @@ func (c GRPOConfig) Validate() error {
 	return nil
 }
 
-// GRPOResult reports a finished run.
-type GRPOResult struct {
+// RLResult reports a finished GRPO or static run.
+type RLResult struct {
 	Iterations int `json:"iterations"`
 	Updates    int `json:"updates"` // optimizer steps taken
 	// FirstReward and LastReward are the training-batch mean rewards of
@@ -228,16 +229,16 @@ type GRPOResult struct {
 // monitorUser is the human proxy for the reward-hacking monitor (nil:
 // the monitor only plays the training user). log, when set, receives one
 // record per iteration with namespaced keys (step is the iteration).
-func GRPO(ctx context.Context, policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg GRPOConfig, out string, log func(map[string]any)) (GRPOResult, error) {
+func GRPO(ctx context.Context, policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg RLConfig, out string, log func(map[string]any)) (RLResult, error) {
 	if err := cfg.Validate(); err != nil {
-		return GRPOResult{}, err
+		return RLResult{}, err
 	}
 	if t == nil || trainUser == nil {
-		return GRPOResult{}, errors.New("grpo: need a task and a training user")
+		return RLResult{}, errors.New("grpo: need a task and a training user")
 	}
 	r, err := newRLRun(policy, t, trainUser, monitorUser, cfg, "grpo", out, log)
 	if err != nil {
-		return GRPOResult{}, err
+		return RLResult{}, err
 	}
 	return r.loop(ctx, r.interactiveBatch)
 }
@@ -443,10 +444,10 @@ func (r *rlRun) rerendersExactly(msgs []dialog.Message, turns []chatlm.Turn) boo
 
 // loop is the training loop both RL trainers share; collect supplies each
 // iteration's experience.
-func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rlBatch, error)) (GRPOResult, error) {
+func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rlBatch, error)) (RLResult, error) {
 	cfg := r.cfg
 	if err := r.resume(); err != nil {
-		return GRPOResult{}, err
+		return RLResult{}, err
 	}
 	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
 	if r.st.Iter == 0 && cfg.MonitorEvery > 0 {
@@ -482,7 +483,7 @@ func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rl
 		// 3–5. Old and reference log-probs, then the clipped updates.
 		us, err := r.updateSampled(batch.seqs, batch.seqAdvantages(adv), batch.sampled, it)
 		if err != nil {
-			return GRPOResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
+			return RLResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
 		}
 
 		// 6. Log.
@@ -514,11 +515,11 @@ func (r *rlRun) loop(ctx context.Context, collect func(context.Context, int) (rl
 		}
 		if r.st.Iter%cfg.CheckpointEvery == 0 || r.st.Iter == cfg.Iterations {
 			if err := r.save(); err != nil {
-				return GRPOResult{}, err
+				return RLResult{}, err
 			}
 		}
 	}
-	res := GRPOResult{Iterations: r.st.Iter, Updates: r.opt.Step, FirstReward: r.st.FirstReward,
+	res := RLResult{Iterations: r.st.Iter, Updates: r.opt.Step, FirstReward: r.st.FirstReward,
 		LastReward: r.st.LastReward, MonitorTrain: r.st.MonitorTrain, MonitorHuman: r.st.MonitorHuman}
 	if el := time.Since(started).Seconds(); el > 0 {
 		res.TokensPerS = tokens / el

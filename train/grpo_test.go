@@ -119,8 +119,8 @@ var (
 	toyWeights = map[int][]float32{}
 )
 
-func smallGRPO() GRPOConfig {
-	c := DefaultGRPOConfig()
+func smallGRPO() RLConfig {
+	c := DefaultRLConfig()
 	c.Iterations, c.InstancesPerStep, c.Group, c.MaxTurns, c.MiniBatch = 3, 2, 4, 2, 4
 	c.Gen.MaxNewTokens, c.MonitorGen.MaxNewTokens = 12, 12
 	c.MonitorEvery, c.MonitorInstances, c.MonitorStart = 2, 4, 0
@@ -128,21 +128,21 @@ func smallGRPO() GRPOConfig {
 	return c
 }
 
-func TestGRPOConfigValidate(t *testing.T) {
-	if err := DefaultGRPOConfig().Validate(); err != nil {
+func TestRLConfigValidate(t *testing.T) {
+	if err := DefaultRLConfig().Validate(); err != nil {
 		t.Fatalf("defaults: %v", err)
 	}
-	for name, edit := range map[string]func(*GRPOConfig){
-		"no iterations": func(c *GRPOConfig) { c.Iterations = 0 },
-		"group of one":  func(c *GRPOConfig) { c.Group = 1 },
-		"clip 0":        func(c *GRPOConfig) { c.ClipEps = 0 },
-		"negative beta": func(c *GRPOConfig) { c.Beta = -1 },
-		"no minibatch":  func(c *GRPOConfig) { c.MiniBatch = 0 },
-		"no split":      func(c *GRPOConfig) { c.Split = "" },
-		"monitor empty": func(c *GRPOConfig) { c.MonitorInstances = 0 },
-		"no tokens":     func(c *GRPOConfig) { c.Gen.MaxNewTokens = 0 },
+	for name, edit := range map[string]func(*RLConfig){
+		"no iterations": func(c *RLConfig) { c.Iterations = 0 },
+		"group of one":  func(c *RLConfig) { c.Group = 1 },
+		"clip 0":        func(c *RLConfig) { c.ClipEps = 0 },
+		"negative beta": func(c *RLConfig) { c.Beta = -1 },
+		"no minibatch":  func(c *RLConfig) { c.MiniBatch = 0 },
+		"no split":      func(c *RLConfig) { c.Split = "" },
+		"monitor empty": func(c *RLConfig) { c.MonitorInstances = 0 },
+		"no tokens":     func(c *RLConfig) { c.Gen.MaxNewTokens = 0 },
 	} {
-		c := DefaultGRPOConfig()
+		c := DefaultRLConfig()
 		edit(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: got nil, want an error", name)
@@ -318,7 +318,7 @@ func TestGRPOFirstStepKLIsZero(t *testing.T) {
 }
 
 // grpoWeights runs GRPO and returns the final weights.
-func grpoWeights(t *testing.T, cfg GRPOConfig, out string, ctx context.Context, log func(map[string]any)) ([]float32, error) {
+func grpoWeights(t *testing.T, cfg RLConfig, out string, ctx context.Context, log func(map[string]any)) ([]float32, error) {
 	m := toyPolicy(t, 80)
 	_, err := GRPO(ctx, m, addTask{}, addUser{}, nil, cfg, out, log)
 	return m.LM.Params.Data, err

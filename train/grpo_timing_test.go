@@ -64,7 +64,7 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 			t.Logf("SFT %d steps: %v", sft, time.Since(start))
 
 		}
-		cfg := DefaultGRPOConfig()
+		cfg := DefaultRLConfig()
 		cfg.Iterations, cfg.MonitorEvery, cfg.CheckpointEvery = 2, 0, 100
 		_, err := GRPO(context.Background(), m, tk, naive, nil, cfg, t.TempDir(), func(r map[string]any) {
 			if r["perf/iter_s"] != nil {

@@ -33,7 +33,7 @@ func killSFTConfig() SFTConfig {
 	return c
 }
 
-func killGRPOConfig() GRPOConfig {
+func killGRPOConfig() RLConfig {
 	c := smallGRPO()
 	c.Iterations, c.MonitorEvery, c.CheckpointEvery = 30, 4, 1
 	return c

@@ -181,8 +181,8 @@ func askSuccess(t testing.TB, m *chatlm.Model, temperature float64, n, group int
 	return s / float64(len(eps))
 }
 
-func askGRPO(seed uint64, flip bool) GRPOConfig {
-	c := DefaultGRPOConfig()
+func askGRPO(seed uint64, flip bool) RLConfig {
+	c := DefaultRLConfig()
 	c.Iterations, c.InstancesPerStep, c.Group, c.MaxTurns, c.MiniBatch, c.UpdatesPerBatch = 12, 8, 8, 1, 32, 2
 	c.Gen.MaxNewTokens = 12
 	c.LR, c.Warmup, c.MonitorEvery, c.CheckpointEvery, c.Seed = 1e-3, 0, 0, 1000, seed
@@ -198,7 +198,7 @@ type askRun struct {
 	rewards, flat                        []float64
 }
 
-func runAsk(t *testing.T, cfg GRPOConfig) askRun {
+func runAsk(t *testing.T, cfg RLConfig) askRun {
 	t.Helper()
 	m := askBase(t)
 	var r askRun

@@ -55,7 +55,7 @@ type PolicyLossStats struct {
 
 // PolicyLoss is GRPO's per-token objective, a weighted mean over the
 // tokens with mask > 0, each weighing its mask value (1 for every token:
-// long and short conversations weigh by their tokens; GRPOConfig.LossMean
+// long and short conversations weigh by their tokens; RLConfig.LossMean
 // "sequence" gives each conversation the same total weight instead):
 //
 //	ratio = exp(logp − oldLogp)

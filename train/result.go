@@ -12,26 +12,26 @@ import (
 // rlAlgos are the names GRPO and Static run under (newRLRun's algo).
 var rlAlgos = []string{"grpo", "static"}
 
-// resultFile is where a finished RL run of algo writes its GRPOResult,
+// resultFile is where a finished RL run of algo writes its RLResult,
 // beside the final model.
 func resultFile(algo string) string { return algo + "_result.json" }
 
-// ReadRLResult reads the GRPOResult that a finished GRPO or static run
+// ReadRLResult reads the RLResult that a finished GRPO or static run
 // wrote beside its final model in dir (GRPO and Static return the same).
-func ReadRLResult(dir string) (GRPOResult, error) {
+func ReadRLResult(dir string) (RLResult, error) {
 	for _, algo := range rlAlgos {
 		data, err := os.ReadFile(filepath.Join(dir, resultFile(algo)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return GRPOResult{}, fmt.Errorf("rl result: %w", err)
+			return RLResult{}, fmt.Errorf("rl result: %w", err)
 		}
-		var res GRPOResult
+		var res RLResult
 		if err := json.Unmarshal(data, &res); err != nil {
-			return GRPOResult{}, fmt.Errorf("rl result: %s: %w", filepath.Join(dir, resultFile(algo)), err)
+			return RLResult{}, fmt.Errorf("rl result: %s: %w", filepath.Join(dir, resultFile(algo)), err)
 		}
 		return res, nil
 	}
-	return GRPOResult{}, fmt.Errorf("rl result: %s holds no finished GRPO or static run: %w", dir, fs.ErrNotExist)
+	return RLResult{}, fmt.Errorf("rl result: %s holds no finished GRPO or static run: %w", dir, fs.ErrNotExist)
 }

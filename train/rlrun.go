@@ -19,7 +19,7 @@ import (
 // resumable trainer state.
 type rlRun struct {
 	algo        string // "grpo" or "static": the log namespace of the config and result file
-	cfg         GRPOConfig
+	cfg         RLConfig
 	policy, ref *chatlm.Model
 	opt         *lm.AdamW
 	sched       lm.LRSchedule
@@ -57,7 +57,7 @@ type rlState struct {
 	User     string     `json:"user"`
 }
 
-// rlSettings are the GRPOConfig fields that shape the weights besides
+// rlSettings are the RLConfig fields that shape the weights besides
 // those rlState checks on its own. Iterations may grow on a resume (the
 // learning rate is constant after warm-up); the monitor's fields only
 // measure.
@@ -79,13 +79,13 @@ type rlSettings struct {
 	ClipNorm        float64          `json:"clip_norm"`
 }
 
-func (c GRPOConfig) settings() rlSettings {
+func (c RLConfig) settings() rlSettings {
 	return rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
 		ClipEps: c.ClipEps, Beta: c.Beta, AdvEps: c.AdvEps, UpdatesPerBatch: c.UpdatesPerBatch, MiniBatch: c.MiniBatch,
 		KeepFlatGroups: c.KeepFlatGroups, LossMean: c.LossMean, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
 }
 
-func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg GRPOConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
+func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg RLConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
 	if policy == nil {
 		return nil, fmt.Errorf("%s: no policy", algo)
 	}
@@ -190,18 +190,18 @@ func (r *rlRun) save() error {
 
 // interrupted saves a checkpoint and returns ctx's error when ctx was
 // cancelled; any other error is returned as it is.
-func (r *rlRun) interrupted(ctx context.Context, err error) (GRPOResult, error) {
+func (r *rlRun) interrupted(ctx context.Context, err error) (RLResult, error) {
 	if ctx.Err() == nil {
-		return GRPOResult{}, err
+		return RLResult{}, err
 	}
 	if serr := r.save(); serr != nil {
-		return GRPOResult{}, errors.Join(ctx.Err(), serr)
+		return RLResult{}, errors.Join(ctx.Err(), serr)
 	}
-	return GRPOResult{}, ctx.Err()
+	return RLResult{}, ctx.Err()
 }
 
 // finish writes the final model to out and the result beside it.
-func (r *rlRun) finish(res GRPOResult) error {
+func (r *rlRun) finish(res RLResult) error {
 	if err := r.policy.Save(r.out, nil); err != nil {
 		return fmt.Errorf("%s: save: %w", r.algo, err)
 	}

@@ -32,7 +32,7 @@ package train
 //     against 0.06 between candidates), the advantages are noise and the
 //     policy drifts into repetition. Kept to show it.
 //
-// Budget: with the same GRPOConfig (Iterations, InstancesPerStep as the
+// Budget: with the same RLConfig (Iterations, InstancesPerStep as the
 // prompts per iteration, Group, UpdatesPerBatch, MiniBatch) both trainers
 // sample the same number of policy sequences per iteration and take the
 // same number of policy-gradient steps. A static sequence holds one
@@ -51,14 +51,14 @@ import (
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
-// StaticConfig sets static context RL. Its GRPOConfig fields mean what
+// StaticConfig sets static context RL. Its RLConfig fields mean what
 // they mean for GRPO, except: InstancesPerStep is the prompts (groups)
 // per iteration; MaxTurns bounds the completed conversation's agent turns
 // (logged ones included); Split, Start and TrainInstances are unused, the
 // prompts being the logs' agent turns in a seeded order, epoch after
 // epoch.
 type StaticConfig struct {
-	GRPOConfig
+	RLConfig
 	// Reward is how a candidate is scored: "outcome", "continuation" or
 	// "behaviour" (see the package comment above). Default "outcome".
 	Reward string
@@ -73,7 +73,7 @@ const (
 
 // DefaultStaticConfig returns GRPO's defaults and the outcome reward.
 func DefaultStaticConfig() StaticConfig {
-	return StaticConfig{GRPOConfig: DefaultGRPOConfig(), Reward: StaticOutcome}
+	return StaticConfig{RLConfig: DefaultRLConfig(), Reward: StaticOutcome}
 }
 
 // Validate reports the first unusable field.
@@ -83,7 +83,7 @@ func (c StaticConfig) Validate() error {
 	default:
 		return fmt.Errorf("static reward %q, want %s, %s or %s", c.Reward, StaticOutcome, StaticContinuation, StaticBehaviour)
 	}
-	g := c.GRPOConfig
+	g := c.RLConfig
 	if g.Split == "" {
 		g.Split = "train" // unused here
 	}
@@ -105,12 +105,12 @@ type prompt struct {
 // each conversation with the frozen base policy or the logging agent
 // (from behaviour) against the frozen simulator sim. The monitor,
 // checkpoints, resumption and logging are GRPO's; the run writes to out.
-func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []dialog.Episode, behaviour BehaviourAgents, sim, monitorUser dialog.User, cfg StaticConfig, out string, log func(map[string]any)) (GRPOResult, error) {
+func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []dialog.Episode, behaviour BehaviourAgents, sim, monitorUser dialog.User, cfg StaticConfig, out string, log func(map[string]any)) (RLResult, error) {
 	if err := cfg.Validate(); err != nil {
-		return GRPOResult{}, fmt.Errorf("static: %w", err)
+		return RLResult{}, fmt.Errorf("static: %w", err)
 	}
 	if t == nil || sim == nil || behaviour == nil {
-		return GRPOResult{}, errors.New("static: need a task, a simulator and the behaviour agents")
+		return RLResult{}, errors.New("static: need a task, a simulator and the behaviour agents")
 	}
 	var prompts []prompt
 	agents := map[string]dialog.Agent{}
@@ -119,18 +119,18 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 		if _, ok := agents[ep.Agent]; !ok {
 			a, err := behaviour(ep.Agent)
 			if err != nil {
-				return GRPOResult{}, fmt.Errorf("static: episode %s: behaviour agent %q: %w", ep.ID, ep.Agent, err)
+				return RLResult{}, fmt.Errorf("static: episode %s: behaviour agent %q: %w", ep.ID, ep.Agent, err)
 			}
 			agents[ep.Agent] = a
 		}
 		prompts = cutPrompts(t, ep, cfg.MaxTurns, cfg.Reward == StaticOutcome, prompts)
 	}
 	if len(prompts) == 0 {
-		return GRPOResult{}, errors.New("static: the logs hold no agent turn to learn from")
+		return RLResult{}, errors.New("static: the logs hold no agent turn to learn from")
 	}
-	r, err := newRLRun(policy, t, sim, monitorUser, cfg.GRPOConfig, "static", out, log)
+	r, err := newRLRun(policy, t, sim, monitorUser, cfg.RLConfig, "static", out, log)
 	if err != nil {
-		return GRPOResult{}, err
+		return RLResult{}, err
 	}
 	r.fingerprint = len(prompts)
 	if cfg.Reward == StaticContinuation {

@@ -55,7 +55,7 @@ func addBehaviour(name string) (dialog.Agent, error) {
 }
 
 func smallStatic() StaticConfig {
-	c := StaticConfig{GRPOConfig: smallGRPO(), Reward: StaticBehaviour}
+	c := StaticConfig{RLConfig: smallGRPO(), Reward: StaticBehaviour}
 	// A candidate for an early turn is overruled by the behaviour agent's
 	// later answer, so its group scores alike: enough prompts per
 	// iteration that some group has a spread and an update happens.
@@ -113,7 +113,7 @@ func TestBranchReplaysLoggedConversations(t *testing.T) {
 			}
 			logs = append(logs, eps...)
 		}
-		s := &staticRun{rlRun: &rlRun{task: tk, trainUser: human, cfg: GRPOConfig{MaxTurns: 8}}, agents: map[string]dialog.Agent{}}
+		s := &staticRun{rlRun: &rlRun{task: tk, trainUser: human, cfg: RLConfig{MaxTurns: 8}}, agents: map[string]dialog.Agent{}}
 		for _, ep := range logs {
 			s.agents[ep.Agent], _ = tk.Agent(ep.Agent)
 		}
@@ -164,7 +164,7 @@ func texts(msgs []dialog.Message) []string {
 func TestStaticSmokeDeterministicResumable(t *testing.T) {
 	logs := addLogs(t, 12)
 	cfg := smallStatic()
-	run := func(cfg StaticConfig, out string, ctx context.Context, log func(map[string]any)) ([]float32, GRPOResult, error) {
+	run := func(cfg StaticConfig, out string, ctx context.Context, log func(map[string]any)) ([]float32, RLResult, error) {
 		m := toyPolicy(t, 80)
 		res, err := Static(ctx, m, addTask{}, logs, addBehaviour, addUser{}, addUser{}, cfg, out, log)
 		return m.LM.Params.Data, res, err

@@ -158,7 +158,7 @@ resumable (run the same command again after an interruption).`,
 				if lossMean != "" {
 					cfg.LossMean = lossMean
 				}
-				var res train.GRPOResult
+				var res train.RLResult
 				if algo == "grpo" {
 					res, err = train.GRPO(cmd.Context(), policy, t, u, human, cfg, out, log)
 				} else {
@@ -170,7 +170,7 @@ resumable (run the same command again after an interruption).`,
 						return lerr
 					}
 					behaviour := func(name string) (dialog.Agent, error) { return spec.Agent(t, name) }
-					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{GRPOConfig: cfg, Reward: staticReward}, out, log)
+					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{RLConfig: cfg, Reward: staticReward}, out, log)
 				}
 				if err != nil {
 					return err
