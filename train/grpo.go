@@ -39,7 +39,6 @@ import (
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
-	"github.com/calibrl/calibrl/tokenizer"
 )
 
 // RLConfig sets the RL trainer: interactive GRPO, and static context RL
@@ -254,7 +253,7 @@ type rlBatch struct {
 	rewards []float64
 	metrics map[string]any // rollout/… keys
 	// sampled[k], when not nil, holds seqs[k]'s log-probs at its trained
-	// positions as the sampler computed them (sampledLogp): the old
+	// positions as the sampler computed them (chatlm.SampledSequences): the old
 	// log-probs of the first pass, which need no forward pass then.
 	sampled [][]float32
 }
@@ -309,61 +308,28 @@ func (r *rlRun) wrappedBatch(ctx context.Context, agent *chatlm.Agent, rc rollou
 	return r.conversations(append(eps, e...), append(sessions, s...))
 }
 
-// conversations encodes each episode from the ids its agent session
-// sampled, the loss on agent tokens only, each token in the context it
-// was sampled in. A conversation is one sequence (turns after the agent's
-// last one carry no loss and are cut) when that is exact: every turn was
-// prompted with the whole history, and every earlier agent turn
-// re-renders, as text, to the ids that were sampled. Otherwise — the
-// history outgrew the context and chatlm.Model.Prompt dropped old turns
-// to leave room for Gen.MaxNewTokens, or a turn was cut by the length
-// limit and its text came back with a closing token it never sampled —
-// it becomes one sequence per agent turn, each the exact prompt that turn
-// was sampled from followed by its sampled ids. All of a conversation's
-// sequences share its advantage.
+// conversations turns the played episodes into training sequences, each
+// from the ids its agent session sampled (chatlm.AgentSession.Sequences):
+// the whole conversation as one sequence where that is exact, else one per
+// agent turn. All of a conversation's sequences share its advantage.
 func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSession) (rlBatch, error) {
 	b := rlBatch{rewards: make([]float64, len(eps)), owner: make([]int, 0, len(eps))}
 	var success, turns, agentTokens, split float64
-	context := r.policy.LM.Config.Context
 	for i := range eps {
 		ep := &eps[i]
 		s, ok := sessions[i].(*chatlm.AgentSession)
 		if !ok {
 			return rlBatch{}, fmt.Errorf("grpo: episode %s: agent session is %T, want *chatlm.AgentSession", ep.ID, sessions[i])
 		}
-		msgs := ep.Messages
-		for len(msgs) > 0 && msgs[len(msgs)-1].Role != dialog.RoleAssistant {
-			msgs = msgs[:len(msgs)-1]
-		}
-		seq, err := r.policy.Encode(chatlm.AgentMessages(&ep.View, msgs), tokenizer.RoleAssistant, s.Sampled(msgs), r.tool, context+1)
+		ss, err := s.Sequences(ep)
 		if err != nil {
-			return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
+			return rlBatch{}, fmt.Errorf("grpo: %w", err)
 		}
-		// Prompts only grow, so if the last turn's prompt (the sequence
-		// before its sampled ids) was whole, every turn's was.
-		last := 0
-		if n := len(s.Turns); n > 0 {
-			last = len(s.Turns[n-1].IDs)
+		for k, seq := range ss.Seqs {
+			b.seqs, b.owner, b.sampled = append(b.seqs, seq), append(b.owner, i), append(b.sampled, ss.Logp[k])
 		}
-		if len(seq.IDs)-last <= context-r.cfg.Gen.MaxNewTokens && r.rerendersExactly(msgs, s.Turns) {
-			b.seqs, b.owner = append(b.seqs, seq), append(b.owner, i)
-			b.sampled = append(b.sampled, sampledLogp(seq, s.Sampled(msgs)))
-		} else {
+		if ss.PerTurn {
 			split++
-			k := 0
-			for j, m := range msgs {
-				if m.Role != dialog.RoleAssistant || k >= len(s.Turns) {
-					continue
-				}
-				ids, err := r.policy.Prompt(chatlm.AgentMessages(&ep.View, msgs[:j]), string(dialog.RoleAssistant), r.cfg.Gen.MaxNewTokens)
-				if err != nil {
-					return rlBatch{}, fmt.Errorf("grpo: episode %s: %w", ep.ID, err)
-				}
-				seq := candidateSequence(ids, s.Turns[k])
-				b.seqs, b.owner = append(b.seqs, seq), append(b.owner, i)
-				b.sampled = append(b.sampled, sampledLogp(seq, []*chatlm.Turn{&s.Turns[k]}))
-				k++
-			}
 		}
 		for _, turn := range s.Turns {
 			agentTokens += float64(len(turn.IDs))
@@ -380,66 +346,6 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
 	}
 	return b, nil
-}
-
-// sampledLogp returns seq's log-probs at its trained positions as the
-// sampler computed them, when seq was built from turns as sampled (in
-// order, in the very context they were sampled in): the trained positions
-// are then exactly the turns' sampled (not forced) ids, in order. It
-// returns nil when they are not, and the caller computes them instead.
-func sampledLogp(seq chatlm.Sequence, turns []*chatlm.Turn) []float32 {
-	out := make([]float32, len(seq.IDs))
-	t := 0 // next position of seq to match
-	for _, turn := range turns {
-		if turn == nil {
-			continue
-		}
-		if len(turn.LogProbs) != len(turn.IDs) {
-			return nil
-		}
-		for j, id := range turn.IDs {
-			if turn.Forced != nil && turn.Forced[j] {
-				continue
-			}
-			for t < len(seq.Mask) && seq.Mask[t] <= 0 {
-				t++
-			}
-			if t+1 >= len(seq.IDs) || seq.IDs[t+1] != id {
-				return nil
-			}
-			out[t] = turn.LogProbs[j]
-			t++
-		}
-	}
-	for ; t < len(seq.Mask); t++ {
-		if seq.Mask[t] > 0 {
-			return nil // trained positions no turn sampled
-		}
-	}
-	return out
-}
-
-// rerendersExactly reports whether every agent turn but the last, as the
-// next turn's prompt renders it (its text), is the ids that were sampled.
-func (r *rlRun) rerendersExactly(msgs []dialog.Message, turns []chatlm.Turn) bool {
-	k := 0
-	for _, m := range msgs {
-		if m.Role != dialog.RoleAssistant {
-			continue
-		}
-		if k >= len(turns) {
-			return false
-		}
-		if k == len(turns)-1 {
-			return true // the last turn is trained in its own prompt
-		}
-		ids, _, err := r.policy.Tok.RenderChat([]tokenizer.Message{{Role: string(m.Role), Content: m.Content}})
-		if err != nil || len(ids) != len(turns[k].IDs)+1 || !slices.Equal(ids[1:], turns[k].IDs) {
-			return false
-		}
-		k++
-	}
-	return true
 }
 
 // loop is the training loop both RL trainers share; collect supplies each

@@ -235,7 +235,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		}
 		for g := range G {
 			k := j*G + g
-			b.seqs[k] = candidateSequence(ids, turns[k])
+			b.seqs[k] = chatlm.TurnSequence(ids, turns[k])
 			tokens += float64(len(turns[k].IDs))
 			cand := dialog.Message{Role: dialog.RoleAssistant, Content: turns[k].Text, Tokens: len(turns[k].IDs)}
 			if s.outcome {
@@ -272,20 +272,6 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 	b.metrics = map[string]any{"rollout/reward_mean": mean(b.rewards), "rollout/success": success / n,
 		"rollout/turns": total / n, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 	return b, nil
-}
-
-// candidateSequence is the prompt the candidate was sampled from followed
-// by its sampled ids, the loss on those ids only (the closing token
-// included) except the ones a tool forced.
-func candidateSequence(prompt []int, turn chatlm.Turn) chatlm.Sequence {
-	ids := append(append([]int(nil), prompt...), turn.IDs...)
-	mask := make([]float32, len(ids))
-	for t := len(prompt) - 1; t+1 < len(ids); t++ {
-		if turn.Forced == nil || !turn.Forced[t+1-len(prompt)] {
-			mask[t] = 1
-		}
-	}
-	return chatlm.Sequence{IDs: ids, Mask: mask}
 }
 
 func agentTurns(msgs []dialog.Message) int {

@@ -63,29 +63,6 @@ func smallStatic() StaticConfig {
 	return c
 }
 
-// The candidate's sequence is its exact prompt and sampled ids, the loss
-// on the sampled ids only.
-func TestCandidateSequenceMask(t *testing.T) {
-	s := candidateSequence([]int{1, 2, 3}, chatlm.Turn{IDs: []int{7, 8, 9}})
-	if want := []int{1, 2, 3, 7, 8, 9}; !reflect.DeepEqual(s.IDs, want) {
-		t.Fatalf("ids %v, want %v", s.IDs, want)
-	}
-	// mask[t] weights the prediction of ids[t+1]: positions 2, 3, 4
-	// predict 7, 8, 9.
-	if want := []float32{0, 0, 1, 1, 1, 0}; !reflect.DeepEqual(s.Mask, want) {
-		t.Fatalf("mask %v, want %v", s.Mask, want)
-	}
-}
-
-// Ids a tool forced into the candidate carry no loss.
-func TestCandidateSequenceMasksForcedIDs(t *testing.T) {
-	s := candidateSequence([]int{1, 2}, chatlm.Turn{IDs: []int{7, 8, 9, 10}, Forced: []bool{false, true, true, false}})
-	// Positions 1..4 predict 7, 8, 9, 10; 8 and 9 were forced.
-	if want := []float32{0, 1, 0, 0, 1, 0}; !reflect.DeepEqual(s.Mask, want) {
-		t.Fatalf("mask %v, want %v", s.Mask, want)
-	}
-}
-
 // Completing a logged conversation from any cut, with the logged agent
 // turn as the candidate and the logging user's own random stream,
 // reproduces the logged conversation: the replay restores both scripted
