@@ -161,7 +161,7 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 		}
 		rolloutS := time.Since(start).Seconds()
 		adv := GroupAdvantages(batch.rewards, gc.Group, gc.AdvEps)
-		us, err := r.updateSampled(batch.seqs, batch.seqAdvantages(adv), batch.sampled, 0)
+		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), batch.sampled, 0)
 		if err != nil {
 			return res, err
 		}

@@ -564,7 +564,7 @@ func TestGRPOUpdateFollowsAdvantage(t *testing.T) {
 			return s
 		}
 		before := loglik()
-		us, err := r.update(b.seqs[:1], []float64{a}, 0)
+		us, err := r.update(b.seqs[:1], []float64{a}, make([][]float32, 1), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -619,7 +619,7 @@ func TestGRPOKLPullsTowardReference(t *testing.T) {
 		return s
 	}
 	before := kl()
-	if _, err := r.update(b.seqs, adv, 0); err != nil {
+	if _, err := r.update(b.seqs, adv, make([][]float32, len(b.seqs)), 0); err != nil {
 		t.Fatal(err)
 	}
 	if after := kl(); !(after < before) || before == 0 {
@@ -708,7 +708,7 @@ func TestGRPOStepLengthRunsMatchWholeMinibatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		us, err := r.update(seqs, adv, 0)
+		us, err := r.update(seqs, adv, make([][]float32, len(seqs)), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

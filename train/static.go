@@ -1,6 +1,8 @@
 package train
 
 // Static context RL: GRPO on single turns cut from logged conversations.
+// The trainer is rl.go's; this file is Static's entry point and its
+// experience: the logged prompts, the candidates and their rewards.
 //
 // Each prompt is a logged human conversation cut just before one of its
 // agent turns. The policy samples G candidates for that one turn and
@@ -71,7 +73,7 @@ const (
 	StaticBehaviour    = "behaviour"
 )
 
-// DefaultStaticConfig returns GRPO's defaults and the outcome reward.
+// DefaultStaticConfig returns DefaultRLConfig and the outcome reward.
 func DefaultStaticConfig() StaticConfig {
 	return StaticConfig{RLConfig: DefaultRLConfig(), Reward: StaticOutcome}
 }
@@ -104,7 +106,8 @@ type prompt struct {
 // scoring candidates as cfg.Reward says: by the task, or by completing
 // each conversation with the frozen base policy or the logging agent
 // (from behaviour) against the frozen simulator sim. The monitor,
-// checkpoints, resumption and logging are GRPO's; the run writes to out.
+// checkpoints, resumption and logging are the RL trainer's (rl.go), as
+// for GRPO; the run writes to out.
 func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []dialog.Episode, behaviour BehaviourAgents, sim, monitorUser dialog.User, cfg StaticConfig, out string, log func(map[string]any)) (RLResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return RLResult{}, fmt.Errorf("static: %w", err)
@@ -220,7 +223,9 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 	if err != nil {
 		return rlBatch{}, err
 	}
-	b := rlBatch{seqs: make([]chatlm.Sequence, P*G), rewards: make([]float64, P*G)}
+	// One sequence per candidate; the sampler's log-probs are not reused
+	// (sampled rows nil), the first pass computes them.
+	b := rlBatch{rewards: make([]float64, P*G), seqs: make([]chatlm.Sequence, P*G), owner: make([]int, P*G), sampled: make([][]float32, P*G)}
 	branches := make([]*rollout.Live, P*G)
 	var tokens, cutTurn float64
 	for j, p := range ps {
@@ -235,7 +240,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		}
 		for g := range G {
 			k := j*G + g
-			b.seqs[k] = chatlm.TurnSequence(ids, turns[k])
+			b.seqs[k], b.owner[k] = chatlm.TurnSequence(ids, turns[k]), k
 			tokens += float64(len(turns[k].IDs))
 			cand := dialog.Message{Role: dialog.RoleAssistant, Content: turns[k].Text, Tokens: len(turns[k].IDs)}
 			if s.outcome {

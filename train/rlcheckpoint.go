@@ -1,5 +1,9 @@
 package train
 
+// A run's resumable state: out/ref (the frozen reference), out/last (the
+// policy, the optimizer and trainer_state.json, replaced atomically) and,
+// at the end, the final model and the result.
+
 import (
 	"context"
 	"errors"
@@ -9,31 +13,8 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
-	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
-	"github.com/calibrl/calibrl/rollout"
 )
-
-// rlRun is the state the two RL trainers (GRPO, Static) share: the live
-// policy, its frozen reference, the optimizer, the users and the
-// resumable trainer state.
-type rlRun struct {
-	algo        string // "grpo" or "static": the log namespace of the config and result file
-	cfg         RLConfig
-	policy, ref *chatlm.Model
-	opt         *lm.AdamW
-	sched       lm.LRSchedule
-	task        rollout.Task
-	tool        dialog.Tool // the task's tool for the policy's turns (dialog.ToolOf)
-	trainUser   dialog.User
-	monitorUser dialog.User
-	out         string
-	logf        func(map[string]any)
-	st          rlState
-	// fingerprint is what a resumed run must agree on besides the config
-	// (the static trainer's number of prompts).
-	fingerprint int
-}
 
 // rlState is what out/last/trainer_state.json adds to the model and the
 // optimizer. Every random draw of an iteration derives from (Seed,
@@ -83,43 +64,6 @@ func (c RLConfig) settings() rlSettings {
 	return rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
 		ClipEps: c.ClipEps, Beta: c.Beta, AdvEps: c.AdvEps, UpdatesPerBatch: c.UpdatesPerBatch, MiniBatch: c.MiniBatch,
 		KeepFlatGroups: c.KeepFlatGroups, LossMean: c.LossMean, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
-}
-
-func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg RLConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
-	if policy == nil {
-		return nil, fmt.Errorf("%s: no policy", algo)
-	}
-	if log == nil {
-		log = func(map[string]any) {}
-	}
-	ac := lm.DefaultAdamW()
-	ac.LR, ac.WeightDecay = cfg.LR, cfg.WeightDecay
-	opt, err := lm.NewAdamW(policy.LM.Config, ac)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", algo, err)
-	}
-	ref, err := policy.Clone()
-	if err != nil {
-		return nil, fmt.Errorf("%s: reference policy: %w", algo, err)
-	}
-	return &rlRun{
-		algo: algo, cfg: cfg, policy: policy, ref: ref, opt: opt,
-		sched: lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR, Warmup: cfg.Warmup},
-		task:  t, tool: dialog.ToolOf(t), trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
-		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start,
-			Settings: cfg.settings(), User: userFingerprint(trainUser)},
-	}, nil
-}
-
-func (r *rlRun) log(rec map[string]any) { r.logf(rec) }
-
-// cursor is the first training instance of iteration it.
-func (r *rlRun) cursor(it int) int {
-	c := r.cfg.Start + it*r.cfg.InstancesPerStep
-	if r.cfg.TrainInstances > 0 {
-		c %= r.cfg.TrainInstances
-	}
-	return c
 }
 
 func (r *rlRun) lastDir() string { return filepath.Join(r.out, "last") }
@@ -206,50 +150,4 @@ func (r *rlRun) finish(res RLResult) error {
 		return fmt.Errorf("%s: save: %w", r.algo, err)
 	}
 	return atomicfile.WriteBytes(filepath.Join(r.out, resultFile(r.algo)), mustJSON(res))
-}
-
-// monitor is the reward-hacking monitor: the current policy on a fixed
-// set of held-out instances (same instances and seeds every time), once
-// against the training user and once against the human proxy. A rising
-// training-user reward with a flat or falling human reward is reward
-// hacking.
-func (r *rlRun) monitor(ctx context.Context, step int) error {
-	cfg := r.cfg
-	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen, Tool: r.tool}
-	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.MonitorInstances, Group: 1,
-		Seed: cfg.Seed ^ 0x6d6f6e69746f72, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.policy.CountTokens}
-	rec := map[string]any{"step": step}
-	play := func(user dialog.User, name string) (float64, error) {
-		rc.UserName = name
-		eps, err := rollout.Run(ctx, r.task, agent, user, rc)
-		if err != nil {
-			return 0, fmt.Errorf("%s: monitor against %s: %w", r.algo, name, err)
-		}
-		var reward, success, turns float64
-		for _, ep := range eps {
-			reward += ep.Reward
-			turns += float64(ep.Turns)
-			if ep.Success {
-				success++
-			}
-		}
-		n := float64(len(eps))
-		rec["monitor/"+name+"_reward"], rec["monitor/"+name+"_success"], rec["monitor/"+name+"_turns"] = reward/n, success/n, turns/n
-		return reward / n, nil
-	}
-	tr, err := play(r.trainUser, "train_user")
-	if err != nil {
-		return err
-	}
-	r.st.MonitorTrain = tr
-	if r.monitorUser != nil {
-		hr, err := play(r.monitorUser, "human")
-		if err != nil {
-			return err
-		}
-		r.st.MonitorHuman = hr
-		rec["monitor/reward_gap"] = tr - hr
-	}
-	r.log(rec)
-	return nil
 }

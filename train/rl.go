@@ -1,0 +1,439 @@
+package train
+
+// The RL trainer GRPO and Static share, laid out as CleanRL's ppo.py:
+// config, preallocation, then the iteration, whole, in one loop.
+//
+// The algorithm is GRPO, Group Relative Policy Optimization (Shao et al.
+// 2024, "DeepSeekMath", §4.1, https://arxiv.org/abs/2402.03300): PPO's
+// clipped objective without a value network, the baseline being the mean
+// reward of G samples on the same prompt. What a sample is, the trainer is
+// told by its experience: a whole multi-turn conversation with a frozen
+// user (GRPO, grpo.go) or one candidate turn at a cut of a logged
+// conversation (Static, static.go).
+//
+// One iteration:
+//
+//  1. experience: the iteration's groups of G samples and their rewards,
+//     each sample as training sequences built from the exact sampled ids,
+//     the loss on the policy's own tokens only;
+//  2. group advantages A = (r − mean_G)/(std_G + AdvEps), shared by every
+//     sequence of a sample;
+//  3. update (update.go): old log-probs (the policy before this
+//     iteration's first step, the sampler's where they line up) and
+//     reference log-probs (the frozen initial policy), then
+//     UpdatesPerBatch passes over shuffled minibatches: PolicyLoss
+//     (clipped ratio, k3 KL·Beta), Backward, clip, AdamW;
+//  4. log;
+//  5. every MonitorEvery iterations, the reward-hacking monitor
+//     (monitor.go);
+//  6. every CheckpointEvery iterations, a resumable checkpoint
+//     (rlcheckpoint.go).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/rollout"
+)
+
+// RLConfig sets the RL trainer: interactive GRPO, and static context RL
+// through StaticConfig, which embeds it. The defaults follow public
+// multi-turn GRPO recipes (G = 8, clip 0.2, β = 0.001, a small constant
+// learning rate after a short warm-up), scaled to the embedded
+// 1–10M-parameter models that train on two CPU cores.
+type RLConfig struct {
+	// Iterations is the number of rollout-and-update iterations. Default 100.
+	Iterations int
+	// Seed fixes every episode's randomness (through the iteration) and
+	// the minibatch order. Default 0.
+	Seed uint64
+	// CheckpointEvery iterations a resumable checkpoint is written to
+	// out/last. Default 10.
+	CheckpointEvery int
+
+	// Split is the instance split the policy trains on. Default "train".
+	Split string
+	// Start is the first training instance: iteration i plays instances
+	// Start + i·InstancesPerStep onwards, so every iteration sees fresh
+	// instances and a run is deterministic. Default 0.
+	Start int
+	// TrainInstances, when positive, is the size of a finite training
+	// split (GSM8K files): the cursor wraps around it. Default 0
+	// (unbounded: procedural tasks never repeat an instance).
+	TrainInstances int
+	// InstancesPerStep is how many instances (groups) an iteration plays.
+	// Default 8.
+	InstancesPerStep int
+	// Group is G, the conversations per instance whose rewards form one
+	// baseline. Default 8.
+	Group int
+	// MaxTurns bounds the agent's turns in a conversation. Default 8:
+	// mathchat needs up to three questions, an answer and a retry.
+	MaxTurns int
+	// Gen is how the policy writes its turns during training. Default
+	// chatlm.DefaultGenConfig(): temperature 1 and top-p 1, so the
+	// samples come from the policy being optimised (on-policy).
+	Gen chatlm.GenConfig
+
+	// ClipEps is PPO's ratio clip ε. Default 0.2.
+	ClipEps float64
+	// Beta weighs the k3 KL to the frozen reference policy. Default 0.001.
+	Beta float64
+	// AdvEps guards the group std in the advantage. Default 1e-4.
+	AdvEps float64
+	// UpdatesPerBatch is μ, the passes over one iteration's batch (the
+	// first pass is exactly on-policy, later ones use the clipped ratio).
+	// Default 2.
+	UpdatesPerBatch int
+	// MiniBatch is the sequences per gradient step. Default 16, so the
+	// default batch of 64 conversations gives 4 steps per pass.
+	MiniBatch int
+	// KeepFlatGroups keeps conversations whose group had equal rewards
+	// (zero advantage) in the update, where they only contribute the
+	// β-weighted KL term. Default false: they are dropped, which saves
+	// their compute and keeps them from diluting the per-token mean
+	// (DAPO's dynamic-sampling filter, Yu et al. 2025).
+	KeepFlatGroups bool
+	// LossMean is how the clipped objective averages over a minibatch:
+	// "token" (every trained token weighs the same, so a conversation
+	// weighs by its length) or "sequence" (each conversation's tokens are
+	// averaged first, GRPO's original 1/|o_i| Σ_t, so every conversation
+	// weighs the same). Default "token".
+	LossMean string
+	// LR is AdamW's learning rate after Warmup optimizer steps of linear
+	// warm-up; it stays constant after. Defaults 1e-4 and 10: an order of
+	// magnitude below SFT's 1e-3, so a few noisy batches cannot undo the
+	// base policy.
+	LR     float64
+	Warmup int
+	// WeightDecay for AdamW. Default 0: the policy should move only where
+	// the reward says.
+	WeightDecay float64
+	// ClipNorm bounds the global gradient norm. Default 1.
+	ClipNorm float64
+
+	// MonitorEvery iterations (and before the first and after the last)
+	// the reward-hacking monitor plays the current policy on a fixed set
+	// of held-out instances against both the training user and the human
+	// proxy. 0 disables it. Default 10.
+	MonitorEvery int
+	// MonitorInstances is the size of that fixed set. Default 32.
+	MonitorInstances int
+	// MonitorSplit and MonitorStart place the set: by default the test
+	// split from index 5000, far beyond the first N test instances the
+	// final evaluation uses, so the monitor never peeks at them and never
+	// shares an instance with training. A task with a small finite test
+	// split needs a smaller MonitorStart.
+	MonitorSplit string
+	MonitorStart int
+	// MonitorGen is how the policy writes its turns in the monitor.
+	// Default greedy (temperature 0), which makes each point of the curve
+	// a deterministic function of the weights.
+	MonitorGen chatlm.GenConfig
+
+	// flipAdvantages negates every advantage: the learning test's sabotage.
+	flipAdvantages bool
+	// wholeMinibatches keeps step from cutting minibatches into length
+	// runs (the test that compares both).
+	wholeMinibatches bool
+}
+
+// The ways PolicyLoss averages a minibatch (RLConfig.LossMean).
+const (
+	LossMeanToken    = "token"
+	LossMeanSequence = "sequence"
+)
+
+// DefaultRLConfig returns the documented defaults.
+func DefaultRLConfig() RLConfig {
+	mon := chatlm.DefaultGenConfig()
+	mon.Temperature = 0
+	return RLConfig{
+		Iterations: 100, CheckpointEvery: 10,
+		Split: "train", InstancesPerStep: 8, Group: 8, MaxTurns: 8, Gen: chatlm.DefaultGenConfig(),
+		ClipEps: 0.2, Beta: 0.001, AdvEps: 1e-4, UpdatesPerBatch: 2, MiniBatch: 16, LossMean: LossMeanToken,
+		LR: 1e-4, Warmup: 10, ClipNorm: 1,
+		MonitorEvery: 10, MonitorInstances: 32, MonitorSplit: "test", MonitorStart: 5000, MonitorGen: mon,
+	}
+}
+
+// Validate reports the first unusable field.
+func (c RLConfig) Validate() error {
+	switch {
+	case c.Iterations <= 0:
+		return fmt.Errorf("grpo: iterations %d, want > 0", c.Iterations)
+	case c.CheckpointEvery <= 0:
+		return fmt.Errorf("grpo: checkpoint interval %d, want > 0", c.CheckpointEvery)
+	case c.Split == "":
+		return errors.New("grpo: no training split")
+	case c.Start < 0 || c.TrainInstances < 0:
+		return fmt.Errorf("grpo: start %d and train instances %d must not be negative", c.Start, c.TrainInstances)
+	case c.TrainInstances > 0 && c.InstancesPerStep > c.TrainInstances:
+		return fmt.Errorf("grpo: %d instances per step from a split of %d", c.InstancesPerStep, c.TrainInstances)
+	case c.InstancesPerStep <= 0:
+		return fmt.Errorf("grpo: instances per step %d, want > 0", c.InstancesPerStep)
+	case c.Group < 2:
+		return fmt.Errorf("grpo: group %d, want ≥ 2 (a group of one has no baseline)", c.Group)
+	case c.MaxTurns <= 0:
+		return fmt.Errorf("grpo: max turns %d, want > 0", c.MaxTurns)
+	case c.Gen.MaxNewTokens <= 0:
+		return fmt.Errorf("grpo: gen max new tokens %d, want > 0", c.Gen.MaxNewTokens)
+	case !(c.ClipEps > 0 && c.ClipEps < 1):
+		return fmt.Errorf("grpo: clip eps %v, want in (0,1)", c.ClipEps)
+	case !(c.Beta >= 0):
+		return fmt.Errorf("grpo: beta %v, want ≥ 0", c.Beta)
+	case !(c.AdvEps > 0):
+		return fmt.Errorf("grpo: advantage eps %v, want > 0", c.AdvEps)
+	case c.LossMean != LossMeanToken && c.LossMean != LossMeanSequence:
+		return fmt.Errorf("grpo: loss mean %q, want %q or %q", c.LossMean, LossMeanToken, LossMeanSequence)
+	case c.UpdatesPerBatch <= 0 || c.MiniBatch <= 0:
+		return fmt.Errorf("grpo: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
+	case !(c.LR > 0) || c.Warmup < 0 || !(c.WeightDecay >= 0):
+		return fmt.Errorf("grpo: lr %v, warm-up %d, weight decay %v: want lr > 0, the others ≥ 0", c.LR, c.Warmup, c.WeightDecay)
+	case c.MonitorEvery < 0 || c.MonitorInstances < 0 || c.MonitorStart < 0:
+		return errors.New("grpo: monitor settings must not be negative")
+	case c.MonitorEvery > 0 && (c.MonitorInstances == 0 || c.MonitorSplit == "" || c.MonitorGen.MaxNewTokens <= 0):
+		return errors.New("grpo: an enabled monitor needs instances, a split and MonitorGen.MaxNewTokens")
+	}
+	return nil
+}
+
+// RLResult reports a finished GRPO or static run.
+type RLResult struct {
+	Iterations int `json:"iterations"`
+	Updates    int `json:"updates"` // optimizer steps taken
+	// FirstReward and LastReward are the training-batch mean rewards of
+	// the first and last iterations.
+	FirstReward float64 `json:"first_reward"`
+	LastReward  float64 `json:"last_reward"`
+	// MonitorTrain and MonitorHuman are the last monitor's mean rewards
+	// against the training user and the human proxy (0 when the monitor,
+	// or its human side, is off).
+	MonitorTrain float64 `json:"monitor_train_reward"`
+	MonitorHuman float64 `json:"monitor_human_reward"`
+	TokensPerS   float64 `json:"tokens_per_s"`
+}
+
+// experience supplies iteration it's batch: GRPO plays conversations
+// (rlRun.interactiveBatch), Static samples candidates for logged prompts
+// (staticRun.batch). It depends only on the policy and (Seed, it), so a
+// resumed run replays it.
+type experience func(ctx context.Context, it int) (rlBatch, error)
+
+// rlBatch is one iteration's experience: the reward of each sample (a
+// conversation, or a static candidate), in consecutive groups of G, and
+// the training sequences, each with its loss mask on the policy's own
+// tokens. A sample may train as several sequences (a conversation cut
+// into turns); owner says whose each one is. owner and sampled are
+// aligned with seqs.
+type rlBatch struct {
+	rewards []float64
+	seqs    []chatlm.Sequence
+	owner   []int // owner[k]: the sample (index into rewards) seqs[k] belongs to
+	// sampled[k], when not nil, holds seqs[k]'s log-probs at its trained
+	// positions as the sampler computed them (chatlm.SampledSequences):
+	// the old log-probs of the first pass, which need no forward pass
+	// then.
+	sampled [][]float32
+	metrics map[string]any // rollout/… keys
+}
+
+// check reports a batch that breaks rlBatch's contract.
+func (b rlBatch) check(group int) error {
+	if len(b.rewards) == 0 || len(b.rewards)%group != 0 {
+		return fmt.Errorf("experience: %d rewards, want whole groups of %d", len(b.rewards), group)
+	}
+	if len(b.owner) != len(b.seqs) || len(b.sampled) != len(b.seqs) {
+		return fmt.Errorf("experience: %d sequences with %d owners and %d sampled log-prob rows", len(b.seqs), len(b.owner), len(b.sampled))
+	}
+	for k, o := range b.owner {
+		if o < 0 || o >= len(b.rewards) {
+			return fmt.Errorf("experience: sequence %d belongs to sample %d of %d", k, o, len(b.rewards))
+		}
+	}
+	return nil
+}
+
+// seqAdvantages spreads the samples' advantages over their sequences.
+func (b rlBatch) seqAdvantages(adv []float64) []float64 {
+	out := make([]float64, len(b.seqs))
+	for k, o := range b.owner {
+		out[k] = adv[o]
+	}
+	return out
+}
+
+// rlRun is the trainer: the live policy, its frozen reference, the
+// optimizer, the users and the resumable trainer state.
+type rlRun struct {
+	algo        string // "grpo" or "static": the log namespace of the config and result file
+	cfg         RLConfig
+	policy, ref *chatlm.Model
+	opt         *lm.AdamW
+	sched       lm.LRSchedule
+	task        rollout.Task
+	tool        dialog.Tool // the task's tool for the policy's turns (dialog.ToolOf)
+	trainUser   dialog.User
+	monitorUser dialog.User
+	out         string
+	logf        func(map[string]any)
+	st          rlState
+	// fingerprint is what a resumed run must agree on besides the config
+	// (the static trainer's number of prompts).
+	fingerprint int
+}
+
+// newRLRun allocates what a run keeps from iteration to iteration: the
+// optimizer's state and the frozen reference policy (a copy of policy as
+// passed in).
+func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialog.User, cfg RLConfig, algo, out string, log func(map[string]any)) (*rlRun, error) {
+	if policy == nil {
+		return nil, fmt.Errorf("%s: no policy", algo)
+	}
+	if log == nil {
+		log = func(map[string]any) {}
+	}
+	ac := lm.DefaultAdamW()
+	ac.LR, ac.WeightDecay = cfg.LR, cfg.WeightDecay
+	opt, err := lm.NewAdamW(policy.LM.Config, ac)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", algo, err)
+	}
+	ref, err := policy.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("%s: reference policy: %w", algo, err)
+	}
+	return &rlRun{
+		algo: algo, cfg: cfg, policy: policy, ref: ref, opt: opt,
+		sched: lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR, Warmup: cfg.Warmup},
+		task:  t, tool: dialog.ToolOf(t), trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
+		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start,
+			Settings: cfg.settings(), User: userFingerprint(trainUser)},
+	}, nil
+}
+
+func (r *rlRun) log(rec map[string]any) { r.logf(rec) }
+
+// cursor is the first training instance of iteration it.
+func (r *rlRun) cursor(it int) int {
+	c := r.cfg.Start + it*r.cfg.InstancesPerStep
+	if r.cfg.TrainInstances > 0 {
+		c %= r.cfg.TrainInstances
+	}
+	return c
+}
+
+// loop trains for cfg.Iterations iterations, collect supplying each one's
+// experience, and writes the final model and result to out.
+func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) {
+	cfg := r.cfg
+	// Resume from out/last, or save the reference to out/ref; log the
+	// config once; the monitor's first reading is the policy as given.
+	if err := r.resume(); err != nil {
+		return RLResult{}, err
+	}
+	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
+	if r.st.Iter == 0 && cfg.MonitorEvery > 0 {
+		if err := r.monitor(ctx, 0); err != nil {
+			return r.interrupted(ctx, err)
+		}
+	}
+	var tokens float64
+	started := time.Now()
+	for r.st.Iter < cfg.Iterations {
+		if err := ctx.Err(); err != nil {
+			return r.interrupted(ctx, err)
+		}
+		it := r.st.Iter
+		iterStart := time.Now()
+
+		// 1. Experience: rollouts and their rewards.
+		batch, err := collect(ctx, it)
+		if err == nil {
+			err = batch.check(cfg.Group)
+		}
+		if err != nil {
+			return r.interrupted(ctx, fmt.Errorf("%s iteration %d: %w", r.algo, it, err))
+		}
+		rolloutS := time.Since(iterStart).Seconds()
+
+		// 2. Group-relative advantages.
+		adv := GroupAdvantages(batch.rewards, cfg.Group, cfg.AdvEps)
+		if cfg.flipAdvantages {
+			for i := range adv {
+				adv[i] = -adv[i]
+			}
+		}
+		groupVar, flatGroups := groupRewardStats(batch.rewards, cfg.Group)
+
+		// 3. Old and reference log-probs, then the clipped minibatch
+		// updates.
+		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), batch.sampled, it)
+		if err != nil {
+			return RLResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
+		}
+		r.st.Iter++
+
+		// 4. Log.
+		mr := mean(batch.rewards)
+		if it == 0 {
+			r.st.FirstReward = mr
+		}
+		r.st.LastReward = mr
+		iterS := time.Since(iterStart).Seconds()
+		var seqTokens float64
+		for _, s := range batch.seqs {
+			seqTokens += float64(len(s.IDs))
+		}
+		tokens += seqTokens
+		rec := map[string]any{"step": r.st.Iter, "perf/iter_s": iterS, "perf/rollout_s": rolloutS,
+			"perf/tokens_per_s": seqTokens / iterS, "rollout/group_reward_var": groupVar, "rollout/flat_groups": flatGroups}
+		for k, v := range batch.metrics {
+			rec[k] = v
+		}
+		for k, v := range us.metrics() {
+			rec[k] = v
+		}
+		r.log(rec)
+
+		// 5. Monitor.
+		if cfg.MonitorEvery > 0 && (r.st.Iter%cfg.MonitorEvery == 0 || r.st.Iter == cfg.Iterations) {
+			if err := r.monitor(ctx, r.st.Iter); err != nil {
+				return r.interrupted(ctx, err)
+			}
+		}
+
+		// 6. Checkpoint.
+		if r.st.Iter%cfg.CheckpointEvery == 0 || r.st.Iter == cfg.Iterations {
+			if err := r.save(); err != nil {
+				return RLResult{}, err
+			}
+		}
+	}
+	res := RLResult{Iterations: r.st.Iter, Updates: r.opt.Step, FirstReward: r.st.FirstReward,
+		LastReward: r.st.LastReward, MonitorTrain: r.st.MonitorTrain, MonitorHuman: r.st.MonitorHuman}
+	if el := time.Since(started).Seconds(); el > 0 {
+		res.TokensPerS = tokens / el
+	}
+	return res, r.finish(res)
+}
+
+// iterSeed is iteration it's seed: episodes and minibatch order of an
+// iteration depend only on (Seed, it), so a resumed run replays them.
+func iterSeed(seed uint64, it int) uint64 { return rollout.EpisodeSeed(seed^0x67727030, it, 0) }
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
