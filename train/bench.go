@@ -118,7 +118,7 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 		}}
 	}
 	build := func(seed uint64) (*chatlm.Model, error) {
-		net, err := lm.New(cfg, rand.New(rand.NewPCG(seed, 0x62656e63)))
+		net, err := lm.New(cfg, rand.New(rand.NewPCG(seed, streamBenchWeights)))
 		if err != nil {
 			return nil, err
 		}

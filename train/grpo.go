@@ -28,7 +28,8 @@ import (
 // policy as passed in; it is saved to out/ref at the start so that a
 // resumed run (out/last, with the optimizer and trainer_state.json) needs
 // nothing else, and ends with the same weights as an uninterrupted one.
-// When ctx is cancelled it writes a checkpoint and returns ctx's error.
+// When ctx is cancelled it writes a checkpoint and returns an error that
+// wraps ctx's.
 // monitorUser is the human proxy for the reward-hacking monitor (nil:
 // the monitor only plays the training user). log, when set, receives one
 // record per iteration with namespaced keys (step is the iteration).
@@ -95,11 +96,11 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		ep := &eps[i]
 		s, ok := sessions[i].(*chatlm.AgentSession)
 		if !ok {
-			return rlBatch{}, fmt.Errorf("grpo: episode %s: agent session is %T, want *chatlm.AgentSession", ep.ID, sessions[i])
+			return rlBatch{}, fmt.Errorf("episode %s: agent session is %T, want *chatlm.AgentSession", ep.ID, sessions[i])
 		}
 		ss, err := s.Sequences(ep)
 		if err != nil {
-			return rlBatch{}, fmt.Errorf("grpo: %w", err)
+			return rlBatch{}, err
 		}
 		for k, seq := range ss.Seqs {
 			b.seqs, b.owner, b.sampled = append(b.seqs, seq), append(b.owner, i), append(b.sampled, ss.Logp[k])
@@ -118,7 +119,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 	}
 	n := float64(len(eps))
 	b.metrics = map[string]any{
-		"rollout/reward_mean": mean(b.rewards), "rollout/success": success / n,
+		MetricReward: mean(b.rewards), "rollout/success": success / n,
 		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
 	}
 	return b, nil

@@ -18,13 +18,15 @@ func (r *rlRun) monitor(ctx context.Context, step int) error {
 	cfg := r.cfg
 	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen, Tool: r.tool}
 	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.MonitorInstances, Group: 1,
-		Seed: cfg.Seed ^ 0x6d6f6e69746f72, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.policy.CountTokens}
-	rec := map[string]any{"step": step}
+		Seed: cfg.Seed ^ seedMonitor, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: r.policy.CountTokens}
+	rec := map[string]any{MetricStep: step}
+	// play returns the mean reward against user and records its success
+	// and turns under monitor/NAME_….
 	play := func(user dialog.User, name string) (float64, error) {
 		rc.UserName = name
 		eps, err := rollout.Run(ctx, r.task, agent, user, rc)
 		if err != nil {
-			return 0, fmt.Errorf("%s: monitor against %s: %w", r.algo, name, err)
+			return 0, fmt.Errorf("monitor against %s: %w", name, err)
 		}
 		var reward, success, turns float64
 		for _, ep := range eps {
@@ -35,20 +37,20 @@ func (r *rlRun) monitor(ctx context.Context, step int) error {
 			}
 		}
 		n := float64(len(eps))
-		rec["monitor/"+name+"_reward"], rec["monitor/"+name+"_success"], rec["monitor/"+name+"_turns"] = reward/n, success/n, turns/n
+		rec["monitor/"+name+"_success"], rec["monitor/"+name+"_turns"] = success/n, turns/n
 		return reward / n, nil
 	}
 	tr, err := play(r.trainUser, "train_user")
 	if err != nil {
 		return err
 	}
-	r.st.MonitorTrain = tr
+	r.st.MonitorTrain, rec[MetricMonitorTrainReward] = tr, tr
 	if r.monitorUser != nil {
 		hr, err := play(r.monitorUser, "human")
 		if err != nil {
 			return err
 		}
-		r.st.MonitorHuman = hr
+		r.st.MonitorHuman, rec[MetricMonitorHumanReward] = hr, hr
 		rec["monitor/reward_gap"] = tr - hr
 	}
 	r.log(rec)

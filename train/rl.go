@@ -28,6 +28,11 @@ package train
 //     (monitor.go);
 //  6. every CheckpointEvery iterations, a resumable checkpoint
 //     (rlcheckpoint.go).
+//
+// Every random draw of an iteration derives from (Seed, iteration)
+// (seeds.go), so a resumed run replays the iterations it missed exactly.
+// Every error of an iteration, whichever phase it comes from, ends the
+// run through one path (rlRun.stop), which checkpoints on a cancellation.
 
 import (
 	"context"
@@ -166,39 +171,39 @@ func DefaultRLConfig() RLConfig {
 func (c RLConfig) Validate() error {
 	switch {
 	case c.Iterations <= 0:
-		return fmt.Errorf("grpo: iterations %d, want > 0", c.Iterations)
+		return fmt.Errorf("rl config: iterations %d, want > 0", c.Iterations)
 	case c.CheckpointEvery <= 0:
-		return fmt.Errorf("grpo: checkpoint interval %d, want > 0", c.CheckpointEvery)
+		return fmt.Errorf("rl config: checkpoint interval %d, want > 0", c.CheckpointEvery)
 	case c.Split == "":
-		return errors.New("grpo: no training split")
+		return errors.New("rl config: no training split")
 	case c.Start < 0 || c.TrainInstances < 0:
-		return fmt.Errorf("grpo: start %d and train instances %d must not be negative", c.Start, c.TrainInstances)
+		return fmt.Errorf("rl config: start %d and train instances %d must not be negative", c.Start, c.TrainInstances)
 	case c.TrainInstances > 0 && c.InstancesPerStep > c.TrainInstances:
-		return fmt.Errorf("grpo: %d instances per step from a split of %d", c.InstancesPerStep, c.TrainInstances)
+		return fmt.Errorf("rl config: %d instances per step from a split of %d", c.InstancesPerStep, c.TrainInstances)
 	case c.InstancesPerStep <= 0:
-		return fmt.Errorf("grpo: instances per step %d, want > 0", c.InstancesPerStep)
+		return fmt.Errorf("rl config: instances per step %d, want > 0", c.InstancesPerStep)
 	case c.Group < 2:
-		return fmt.Errorf("grpo: group %d, want ≥ 2 (a group of one has no baseline)", c.Group)
+		return fmt.Errorf("rl config: group %d, want ≥ 2 (a group of one has no baseline)", c.Group)
 	case c.MaxTurns <= 0:
-		return fmt.Errorf("grpo: max turns %d, want > 0", c.MaxTurns)
+		return fmt.Errorf("rl config: max turns %d, want > 0", c.MaxTurns)
 	case c.Gen.MaxNewTokens <= 0:
-		return fmt.Errorf("grpo: gen max new tokens %d, want > 0", c.Gen.MaxNewTokens)
+		return fmt.Errorf("rl config: gen max new tokens %d, want > 0", c.Gen.MaxNewTokens)
 	case !(c.ClipEps > 0 && c.ClipEps < 1):
-		return fmt.Errorf("grpo: clip eps %v, want in (0,1)", c.ClipEps)
+		return fmt.Errorf("rl config: clip eps %v, want in (0,1)", c.ClipEps)
 	case !(c.Beta >= 0):
-		return fmt.Errorf("grpo: beta %v, want ≥ 0", c.Beta)
+		return fmt.Errorf("rl config: beta %v, want ≥ 0", c.Beta)
 	case !(c.AdvEps > 0):
-		return fmt.Errorf("grpo: advantage eps %v, want > 0", c.AdvEps)
+		return fmt.Errorf("rl config: advantage eps %v, want > 0", c.AdvEps)
 	case c.LossMean != LossMeanToken && c.LossMean != LossMeanSequence:
-		return fmt.Errorf("grpo: loss mean %q, want %q or %q", c.LossMean, LossMeanToken, LossMeanSequence)
+		return fmt.Errorf("rl config: loss mean %q, want %q or %q", c.LossMean, LossMeanToken, LossMeanSequence)
 	case c.UpdatesPerBatch <= 0 || c.MiniBatch <= 0:
-		return fmt.Errorf("grpo: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
+		return fmt.Errorf("rl config: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
 	case !(c.LR > 0) || c.Warmup < 0 || !(c.WeightDecay >= 0):
-		return fmt.Errorf("grpo: lr %v, warm-up %d, weight decay %v: want lr > 0, the others ≥ 0", c.LR, c.Warmup, c.WeightDecay)
+		return fmt.Errorf("rl config: lr %v, warm-up %d, weight decay %v: want lr > 0, the others ≥ 0", c.LR, c.Warmup, c.WeightDecay)
 	case c.MonitorEvery < 0 || c.MonitorInstances < 0 || c.MonitorStart < 0:
-		return errors.New("grpo: monitor settings must not be negative")
+		return errors.New("rl config: monitor settings must not be negative")
 	case c.MonitorEvery > 0 && (c.MonitorInstances == 0 || c.MonitorSplit == "" || c.MonitorGen.MaxNewTokens <= 0):
-		return errors.New("grpo: an enabled monitor needs instances, a split and MonitorGen.MaxNewTokens")
+		return errors.New("rl config: an enabled monitor needs instances, a split and MonitorGen.MaxNewTokens")
 	}
 	return nil
 }
@@ -283,6 +288,9 @@ type rlRun struct {
 	out         string
 	logf        func(map[string]any)
 	st          rlState
+	// midUpdate: the update of iteration st.Iter has begun and the
+	// iteration is not counted yet (stop saves no checkpoint then).
+	midUpdate bool
 	// fingerprint is what a resumed run must agree on besides the config
 	// (the static trainer's number of prompts).
 	fingerprint int
@@ -340,16 +348,16 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
 	if r.st.Iter == 0 && cfg.MonitorEvery > 0 {
 		if err := r.monitor(ctx, 0); err != nil {
-			return r.interrupted(ctx, err)
+			return r.stop(ctx, 0, err)
 		}
 	}
 	var tokens float64
 	started := time.Now()
 	for r.st.Iter < cfg.Iterations {
-		if err := ctx.Err(); err != nil {
-			return r.interrupted(ctx, err)
-		}
 		it := r.st.Iter
+		if err := ctx.Err(); err != nil {
+			return r.stop(ctx, it, err)
+		}
 		iterStart := time.Now()
 
 		// 1. Experience: rollouts and their rewards.
@@ -358,7 +366,7 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 			err = batch.check(cfg.Group)
 		}
 		if err != nil {
-			return r.interrupted(ctx, fmt.Errorf("%s iteration %d: %w", r.algo, it, err))
+			return r.stop(ctx, it, err)
 		}
 		rolloutS := time.Since(iterStart).Seconds()
 
@@ -372,12 +380,15 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		groupVar, flatGroups := groupRewardStats(batch.rewards, cfg.Group)
 
 		// 3. Old and reference log-probs, then the clipped minibatch
-		// updates.
+		// updates. Until the iteration is counted, the weights are part of
+		// the way through it.
+		r.midUpdate = true
 		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), batch.sampled, it)
 		if err != nil {
-			return RLResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
+			return r.stop(ctx, it, err)
 		}
 		r.st.Iter++
+		r.midUpdate = false
 
 		// 4. Log.
 		mr := mean(batch.rewards)
@@ -391,8 +402,8 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 			seqTokens += float64(len(s.IDs))
 		}
 		tokens += seqTokens
-		rec := map[string]any{"step": r.st.Iter, "perf/iter_s": iterS, "perf/rollout_s": rolloutS,
-			"perf/tokens_per_s": seqTokens / iterS, "rollout/group_reward_var": groupVar, "rollout/flat_groups": flatGroups}
+		rec := map[string]any{MetricStep: r.st.Iter, "perf/iter_s": iterS, "perf/rollout_s": rolloutS,
+			MetricTokensPerS: seqTokens / iterS, "rollout/group_reward_var": groupVar, MetricFlatGroups: flatGroups}
 		for k, v := range batch.metrics {
 			rec[k] = v
 		}
@@ -404,14 +415,14 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		// 5. Monitor.
 		if cfg.MonitorEvery > 0 && (r.st.Iter%cfg.MonitorEvery == 0 || r.st.Iter == cfg.Iterations) {
 			if err := r.monitor(ctx, r.st.Iter); err != nil {
-				return r.interrupted(ctx, err)
+				return r.stop(ctx, it, err)
 			}
 		}
 
 		// 6. Checkpoint.
 		if r.st.Iter%cfg.CheckpointEvery == 0 || r.st.Iter == cfg.Iterations {
 			if err := r.save(); err != nil {
-				return RLResult{}, err
+				return r.stop(ctx, it, err)
 			}
 		}
 	}
@@ -423,9 +434,27 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 	return res, r.finish(res)
 }
 
-// iterSeed is iteration it's seed: episodes and minibatch order of an
-// iteration depend only on (Seed, it), so a resumed run replays them.
-func iterSeed(seed uint64, it int) uint64 { return rollout.EpisodeSeed(seed^0x67727030, it, 0) }
+// stop ends the loop on err, from any phase of iteration it: the loop's
+// one error path. The error is wrapped with the algorithm and the
+// iteration. When ctx was cancelled the error is (or joins) ctx's, and
+// the run first checkpoints its last whole iteration, so that a resumed
+// run starts where this one stopped and ends as an uninterrupted one
+// would. Part of the way through an update nothing is saved, as the
+// weights belong to no iteration; out/last keeps the last checkpoint, and
+// a resumed run replays the iterations since.
+func (r *rlRun) stop(ctx context.Context, it int, err error) (RLResult, error) {
+	if cerr := ctx.Err(); cerr != nil {
+		if !errors.Is(err, cerr) {
+			err = errors.Join(cerr, err)
+		}
+		if !r.midUpdate {
+			if serr := r.save(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}
+	}
+	return RLResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
+}
 
 func mean(xs []float64) float64 {
 	if len(xs) == 0 {

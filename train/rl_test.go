@@ -1,7 +1,14 @@
 package train
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/chatlm"
@@ -38,5 +45,150 @@ func TestRLBatchSeqAdvantages(t *testing.T) {
 	b := rlBatch{seqs: make([]chatlm.Sequence, 4), owner: []int{0, 0, 1, 2}}
 	if got, want := b.seqAdvantages([]float64{0.5, -1, 2}), []float64{0.5, 0.5, -1, 2}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// lastIteration reads the iterations completed that out/last records (-1:
+// no checkpoint).
+func lastIteration(t *testing.T, out string) int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, "last", trainerStateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return -1
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st rlState
+	if err := json.Unmarshal(data, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Iter
+}
+
+// The loop's one error path wraps every error with the algorithm and the
+// iteration; on a cancellation it checkpoints the last whole iteration,
+// except part of the way through an update, when the weights belong to no
+// iteration.
+func TestRLStopCheckpointsWholeIterations(t *testing.T) {
+	boom := errors.New("boom")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name       string
+		ctx        context.Context
+		midUpdate  bool
+		saved      bool
+		isCanceled bool
+	}{
+		{"error", context.Background(), false, false, false},
+		{"error mid-update", context.Background(), true, false, false},
+		{"cancelled", cancelled, false, true, true},
+		{"cancelled mid-update", cancelled, true, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			r, err := newRLRun(toyPolicy(t, 0), addTask{}, addUser{}, nil, smallGRPO(), "grpo", out, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.resume(); err != nil {
+				t.Fatal(err)
+			}
+			r.st.Iter, r.midUpdate = 4, c.midUpdate
+			_, err = r.stop(c.ctx, 4, boom)
+			if !errors.Is(err, boom) || !strings.HasPrefix(err.Error(), "grpo iteration 4: ") || errors.Is(err, context.Canceled) != c.isCanceled {
+				t.Fatalf("got %v, want boom wrapped as grpo iteration 4 (a cancellation: %v)", err, c.isCanceled)
+			}
+			want := -1
+			if c.saved {
+				want = 4
+			}
+			if got := lastIteration(t, out); got != want {
+				t.Fatalf("out/last holds iteration %d, want %d (-1: none)", got, want)
+			}
+		})
+	}
+}
+
+// A cancellation while an iteration's update runs lets the update finish,
+// and the run stops with a checkpoint of that iteration (none is due
+// otherwise) from which it resumes to the uninterrupted run's weights.
+func TestRLCancelDuringUpdateResumes(t *testing.T) {
+	cfg := smallGRPO()
+	cfg.MonitorEvery, cfg.CheckpointEvery = 0, 1000
+	want, err := grpoWeights(t, cfg, filepath.Join(t.TempDir(), "a"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "b")
+	r, err := newRLRun(toyPolicy(t, 80), addTask{}, addUser{}, nil, cfg, "grpo", out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err = r.loop(ctx, func(ctx context.Context, it int) (rlBatch, error) {
+		b, err := r.interactiveBatch(ctx, it)
+		if it == 1 {
+			cancel() // the update of iteration 1 comes next
+		}
+		return b, err
+	})
+	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "grpo iteration 2: ") {
+		t.Fatalf("got %v, want context.Canceled at iteration 2", err)
+	}
+	if got := lastIteration(t, out); got != 2 {
+		t.Fatalf("out/last holds iteration %d, want 2", got)
+	}
+	got, err := grpoWeights(t, cfg, out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("resumed run's weights differ from the uninterrupted run's")
+	}
+}
+
+// An update that fails (here on a sequence longer than the context) stops
+// the run with the error wrapped with the iteration; out/last keeps the
+// last checkpoint, from which the run resumes to the uninterrupted
+// weights.
+func TestRLUpdateErrorStops(t *testing.T) {
+	cfg := smallGRPO()
+	cfg.MonitorEvery = 0
+	want, err := grpoWeights(t, cfg, filepath.Join(t.TempDir(), "a"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "b")
+	m := toyPolicy(t, 80)
+	r, err := newRLRun(m, addTask{}, addUser{}, nil, cfg, "grpo", out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.loop(context.Background(), func(ctx context.Context, it int) (rlBatch, error) {
+		b, err := r.interactiveBatch(ctx, it)
+		if it == 1 && err == nil {
+			for k := range b.seqs {
+				n := m.LM.Config.Context + 1
+				b.seqs[k] = chatlm.Sequence{IDs: make([]int, n), Mask: make([]float32, n)}
+				b.seqs[k].Mask[0] = 1
+				b.sampled[k] = nil
+			}
+		}
+		return b, err
+	})
+	if err == nil || !strings.HasPrefix(err.Error(), "grpo iteration 1: ") || !strings.Contains(err.Error(), "exceeds context") {
+		t.Fatalf("got %v, want the update's error at iteration 1", err)
+	}
+	if got := lastIteration(t, out); got != 1 {
+		t.Fatalf("out/last holds iteration %d, want 1", got)
+	}
+	got, err := grpoWeights(t, cfg, out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("resumed run's weights differ from the uninterrupted run's")
 	}
 }

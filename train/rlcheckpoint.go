@@ -5,8 +5,6 @@ package train
 // at the end, the final model and the result.
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -118,7 +116,7 @@ func (r *rlRun) resume() error {
 	last.opt.Config = r.opt.Config
 	r.opt = last.opt
 	r.st = st
-	r.log(map[string]any{"event": "resume", "step": st.Iter})
+	r.log(map[string]any{"event": "resume", MetricStep: st.Iter})
 	return nil
 }
 
@@ -127,21 +125,9 @@ func (r *rlRun) save() error {
 	r.st.Cursor = r.cursor(r.st.Iter)
 	r.st.Fingerprint = r.fingerprint
 	if err := saveResumable(r.lastDir(), r.policy, r.opt, r.st, nil); err != nil {
-		return fmt.Errorf("%s: checkpoint: %w", r.algo, err)
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
-}
-
-// interrupted saves a checkpoint and returns ctx's error when ctx was
-// cancelled; any other error is returned as it is.
-func (r *rlRun) interrupted(ctx context.Context, err error) (RLResult, error) {
-	if ctx.Err() == nil {
-		return RLResult{}, err
-	}
-	if serr := r.save(); serr != nil {
-		return RLResult{}, errors.Join(ctx.Err(), serr)
-	}
-	return RLResult{}, ctx.Err()
 }
 
 // finish writes the final model to out and the result beside it.

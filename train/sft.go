@@ -274,7 +274,7 @@ const maxVal = 256
 // splitSequences holds out a seeded fraction (at most maxVal sequences)
 // for validation.
 func splitSequences(seqs []chatlm.Sequence, frac float64, seed uint64) (train, val []chatlm.Sequence) {
-	perm := rand.New(rand.NewPCG(seed, 0x5f7)).Perm(len(seqs))
+	perm := rand.New(rand.NewPCG(seed, streamSFTSplit)).Perm(len(seqs))
 	nVal := min(int(frac*float64(len(seqs))), maxVal)
 	if frac > 0 && nVal == 0 && len(seqs) >= 4 {
 		nVal = 1

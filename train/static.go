@@ -197,7 +197,7 @@ func (s *staticRun) promptAt(k int) prompt {
 	n := len(s.prompts)
 	if epoch := k / n; s.perm == nil || epoch != s.epoch {
 		s.epoch = epoch
-		s.perm = rand.New(rand.NewPCG(s.cfg.Seed, uint64(epoch)+0x737461)).Perm(n)
+		s.perm = rand.New(rand.NewPCG(s.cfg.Seed, uint64(epoch)+streamStaticEpoch)).Perm(n)
 	}
 	return s.prompts[s.perm[k%n]]
 }
@@ -216,6 +216,8 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		conv := chatlm.AgentMessages(&ps[j].ep.View, ps[j].ep.Messages[:ps[j].cut])
 		for g := range G {
 			rendered = append(rendered, conv)
+			// Candidate k draws from PCG stream 2k+1 of the iteration's
+			// seed: odd, so never the minibatch order's (streamMinibatch).
 			rngs = append(rngs, rand.New(rand.NewPCG(seed, uint64(j*G+g)<<1|1)))
 		}
 	}
@@ -232,7 +234,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		// Common random numbers: the G completions of one prompt share the
 		// simulator's and the behaviour agent's random streams, so their
 		// rewards differ because of the candidate, not the dice.
-		simSeed := rollout.EpisodeSeed(seed, j, 0x73696d)
+		simSeed := rollout.EpisodeSeed(seed, j, sampleStaticSim)
 		// The exact ids Generate continued (old turns dropped as it did).
 		ids, err := s.policy.Prompt(rendered[j*G], string(dialog.RoleAssistant), cfg.Gen.MaxNewTokens)
 		if err != nil {
@@ -250,7 +252,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 			msgs := p.with(cand)
 			br, err := s.branch(ctx, p, msgs, simSeed)
 			if err != nil {
-				return rlBatch{}, fmt.Errorf("static: prompt %s at message %d: %w", p.ep.ID, p.cut, err)
+				return rlBatch{}, fmt.Errorf("prompt %s at message %d: %w", p.ep.ID, p.cut, err)
 			}
 			branches[k] = br
 		}
@@ -258,12 +260,12 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 	}
 	n := float64(P * G)
 	if s.outcome {
-		b.metrics = map[string]any{"rollout/reward_mean": mean(b.rewards), "rollout/success": mean(b.rewards),
+		b.metrics = map[string]any{MetricReward: mean(b.rewards), "rollout/success": mean(b.rewards),
 			"rollout/turns": 1.0, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 		return b, nil
 	}
 	if err := complete(ctx, s.agents, s.trainUser, branches); err != nil {
-		return rlBatch{}, fmt.Errorf("static: %w", err)
+		return rlBatch{}, err
 	}
 	var success, total float64
 	for k, br := range branches {
@@ -274,7 +276,7 @@ func (s *staticRun) batch(ctx context.Context, it int) (rlBatch, error) {
 		}
 		total += float64(br.Ep.Turns)
 	}
-	b.metrics = map[string]any{"rollout/reward_mean": mean(b.rewards), "rollout/success": success / n,
+	b.metrics = map[string]any{MetricReward: mean(b.rewards), "rollout/success": success / n,
 		"rollout/turns": total / n, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 	return b, nil
 }

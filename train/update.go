@@ -25,13 +25,13 @@ type updateStats struct {
 }
 
 func (u updateStats) metrics() map[string]any {
-	m := map[string]any{"train/updates": u.steps, "train/sequences": u.seqs, "train/adv_abs_max": u.maxAdv,
+	m := map[string]any{MetricUpdates: u.steps, MetricSequences: u.seqs, "train/adv_abs_max": u.maxAdv,
 		"perf/logprob_s": u.logprobS, "perf/update_s": u.stepS}
 	if u.steps == 0 {
 		return m // no signal: logged as a skipped update, no loss keys
 	}
 	n := float64(u.steps)
-	m["loss/policy"], m["loss/kl"], m["loss/clip_frac"] = u.loss/n, u.kl/n, u.clipFrac/n
+	m[MetricPolicyLoss], m[MetricKL], m[MetricClipFrac] = u.loss/n, u.kl/n, u.clipFrac/n
 	m["loss/ratio"], m["grad/norm"] = u.ratio/n, u.gradSum/n
 	return m
 }
@@ -89,7 +89,7 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float3
 	}
 	us.logprobS = time.Since(start).Seconds()
 	start = time.Now()
-	rng := rand.New(rand.NewPCG(iterSeed(cfg.Seed, it), 0x6d62)) // minibatch order
+	rng := rand.New(rand.NewPCG(iterSeed(cfg.Seed, it), streamMinibatch))
 	for pass := 0; pass < cfg.UpdatesPerBatch; pass++ {
 		order := rng.Perm(len(idx))
 		for lo := 0; lo < len(order); lo += cfg.MiniBatch {
