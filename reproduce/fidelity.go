@@ -94,16 +94,8 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		if err != nil || pairing(humanEps, rc, "human") != nil {
 			// No usable evaluation (removed, or played under other
 			// settings): play the human side here.
-			human, err := r.t.User("human")
-			if err != nil {
-				return err
-			}
-			rc.UserName = "human"
-			if humanEps, err = rollout.Run(ctx, r.t, agent, human, rc); err != nil {
-				return err
-			}
 			humanFrom = file + ".human.episodes.jsonl"
-			if err := dialog.SaveEpisodes(r.f.Path(humanFrom), humanEps); err != nil {
+			if humanEps, err = r.playHuman(ctx, agent, rc, r.f.Path(humanFrom)); err != nil {
 				return err
 			}
 		}
@@ -119,13 +111,38 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		g.Arm, g.Seed, g.Decoding, g.HumanFrom = arm, k, sampled.name, humanFrom
-		if g.Simulator, err = filepath.Rel(r.f.Dir, simDir); err != nil || strings.HasPrefix(g.Simulator, "..") {
-			g.Simulator = simDir // a shared simulator outside the run folder
-		}
+		g.Arm, g.Seed, g.Decoding, g.HumanFrom, g.Simulator = arm, k, sampled.name, humanFrom, r.simulatorName(simDir)
 		r.cfg.Log.Info("reproduce: sim-to-real gap", "arm", name, "sim", g.SimScore, "human", g.HumanScore, "gap", g.Gap)
 		return r.f.WriteJSON(file+".json", g)
 	}
+}
+
+// playHuman plays agent against the human proxy on rc's problems and
+// saves the conversations to path before returning them.
+func (r *run) playHuman(ctx context.Context, agent dialog.Agent, rc rollout.Config, path string) ([]dialog.Episode, error) {
+	human, err := r.t.User("human")
+	if err != nil {
+		return nil, err
+	}
+	rc.UserName = "human"
+	eps, err := rollout.Run(ctx, r.t, agent, human, rc)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return eps, dialog.SaveEpisodes(path, eps)
+}
+
+// simulatorName is how a gap record names the simulator in simDir:
+// relative to the run folder, or as it is when it lies outside (a shared
+// simulator).
+func (r *run) simulatorName(simDir string) string {
+	if rel, err := filepath.Rel(r.f.Dir, simDir); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return simDir
 }
 
 // pairing reports why eps are not the conversations rc plays with user:

@@ -49,7 +49,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,10 +96,13 @@ func (r *run) rounds() []int {
 // (from 1): "recalibrated-interactive/seed-0/round-1".
 func roundStage(k, i int) string { return fmt.Sprintf("%s/round-%d", seedName(ArmRecalibrated, k), i) }
 
-// roundDir holds a round's conversations and measurements.
-func (r *run) roundDir(k, i int) string {
-	return r.f.Path("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i))
+// roundRel is the folder, within the run folder, of a round's
+// conversations and measurements; roundDir is its path.
+func roundRel(k, i int) string {
+	return filepath.Join("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i))
 }
+
+func (r *run) roundDir(k, i int) string { return r.f.Path(roundRel(k, i)) }
 
 func (r *run) roundCkpt(k, i int, what string) string {
 	return r.f.Path("checkpoints", ArmRecalibrated, "rounds", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), what)
@@ -241,21 +243,8 @@ func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
 			if err := pairing(humanEps, rc, "human"); err != nil {
 				return fmt.Errorf("%s: %w", humanFile, err)
 			}
-		} else {
-			human, err := r.t.User("human")
-			if err != nil {
-				return err
-			}
-			rc.UserName = "human"
-			if humanEps, err = rollout.Run(ctx, r.t, agent, human, rc); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(r.roundDir(k, i), 0o755); err != nil {
-				return err
-			}
-			if err := dialog.SaveEpisodes(humanFile, humanEps); err != nil {
-				return err
-			}
+		} else if humanEps, err = r.playHuman(ctx, agent, rc, humanFile); err != nil {
+			return err
 		}
 		rc.UserName = "learned"
 		simEps, err := rollout.Run(ctx, r.t, agent, su, rc)
@@ -269,14 +258,12 @@ func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
 		g := GapMeasure{SimToReal: s2r}
 		g.Arm, g.Seed, g.Decoding = ArmRecalibrated, k, sampled.name
 		g.HumanFrom, _ = filepath.Rel(r.f.Dir, humanFile)
-		if g.Simulator, err = filepath.Rel(r.f.Dir, simDir); err != nil || strings.HasPrefix(g.Simulator, "..") {
-			g.Simulator = simDir // a shared simulator outside the run folder
-		}
+		g.Simulator = r.simulatorName(simDir)
 		if v := train.UserNLL(su, humanEps); !math.IsNaN(v) {
 			g.NLL = &v
 		}
 		r.cfg.Log.Info("reproduce: recalibration gap", "stage", roundStage(k, i), "refit", refit, "gap", g.Gap, "delta_mean", g.DeltaMean)
-		return r.f.WriteJSON(filepath.Join("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), file), g)
+		return r.f.WriteJSON(filepath.Join(roundRel(k, i), file), g)
 	}
 }
 
@@ -294,23 +281,13 @@ func (r *run) roundHuman(k, i int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		human, err := r.t.User("human")
-		if err != nil {
-			return err
-		}
 		rc := r.cfg.Preset.Recalibration
 		start := r.cfg.Preset.LogEpisodes + (k*(len(r.rounds())-1)+i-1)*rc.HumanEpisodes
 		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
-		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "train", Start: start, Instances: rc.HumanEpisodes,
-			Seed: RLSeed(r.cfg.Seed, k) ^ humanSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: roundStage(k, i), UserName: "human",
-			CountTokens: policy.CountTokens})
-		if err != nil {
-			return err
-		}
-		if err := os.MkdirAll(r.roundDir(k, i), 0o755); err != nil {
-			return err
-		}
-		return dialog.SaveEpisodes(r.humanFile(k, i), eps)
+		_, err = r.playHuman(ctx, agent, rollout.Config{Split: "train", Start: start, Instances: rc.HumanEpisodes,
+			Seed: RLSeed(r.cfg.Seed, k) ^ humanSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: roundStage(k, i),
+			CountTokens: policy.CountTokens}, r.humanFile(k, i))
+		return err
 	}
 }
 
@@ -437,7 +414,7 @@ func (r *run) recalibration() (Recalibration, error) {
 	rec := Recalibration{Iterations: its}
 	read := func(k, i int, file string) (GapMeasure, error) {
 		var g GapMeasure
-		err := r.f.ReadJSON(filepath.Join("recalibration", fmt.Sprintf("seed-%d", k), fmt.Sprintf("round-%d", i), file), &g)
+		err := r.f.ReadJSON(filepath.Join(roundRel(k, i), file), &g)
 		return g, err
 	}
 	rec.Mean = make([]RoundMean, len(its))
