@@ -137,10 +137,8 @@ func Resume(ctx context.Context, ep dialog.Episode, agent dialog.Agent, user dia
 			}
 		}
 	}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == dialog.RoleAssistant && r.Env != nil {
-		if note := r.Env.Respond(&l.Ep.View, l.Ep.Messages); note != "" {
-			l.add(dialog.RoleSystem, note)
-		}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == dialog.RoleAssistant {
+		l.note()
 	}
 	return l, nil
 }
@@ -170,10 +168,18 @@ func (l *Live) Opened(text string) {
 func (l *Live) Said(text string) (note string) {
 	l.add(dialog.RoleAssistant, text)
 	l.Ep.Turns++
-	if l.rules.Env != nil {
-		if note = l.rules.Env.Respond(&l.Ep.View, l.Ep.Messages); note != "" {
-			l.add(dialog.RoleSystem, note)
-		}
+	return l.note()
+}
+
+// note records the environment's note on the last agent turn, when the
+// rules have an environment and it has something to say, and returns it.
+func (l *Live) note() string {
+	if l.rules.Env == nil {
+		return ""
+	}
+	note := l.rules.Env.Respond(&l.Ep.View, l.Ep.Messages)
+	if note != "" {
+		l.add(dialog.RoleSystem, note)
 	}
 	return note
 }
