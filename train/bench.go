@@ -150,7 +150,7 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 			return res, err
 		}
 		copy(policy.LM.Params.Data, weights)
-		r, err := newRLRun(policy, benchTask{}, user, nil, gc, "grpo", "", nil)
+		r, err := newRLRun(policy, benchTask{}, user, nil, gc, algoGRPO, "", nil)
 		if err != nil {
 			return res, err
 		}

@@ -40,7 +40,7 @@ func GRPO(ctx context.Context, policy *chatlm.Model, t rollout.Task, trainUser, 
 	if t == nil || trainUser == nil {
 		return RLResult{}, errors.New("grpo: need a task and a training user")
 	}
-	r, err := newRLRun(policy, t, trainUser, monitorUser, cfg, "grpo", out, log)
+	r, err := newRLRun(policy, t, trainUser, monitorUser, cfg, algoGRPO, out, log)
 	if err != nil {
 		return RLResult{}, err
 	}

@@ -9,8 +9,16 @@ import (
 	"path/filepath"
 )
 
-// rlAlgos are the names GRPO and Static run under (newRLRun's algo).
-var rlAlgos = []string{"grpo", "static"}
+// The names GRPO and Static run under (newRLRun's algo): the namespace
+// of their logged config ("grpo/config") and the base of their result
+// file.
+const (
+	algoGRPO   = "grpo"
+	algoStatic = "static"
+)
+
+// rlAlgos are both.
+var rlAlgos = []string{algoGRPO, algoStatic}
 
 // resultFile is where a finished RL run of algo writes its RLResult,
 // beside the final model.

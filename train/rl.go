@@ -279,7 +279,7 @@ func (b rlBatch) seqAdvantages(adv []float64) []float64 {
 // rlRun is the trainer: the live policy, its frozen reference, the
 // optimizer, the users and the resumable trainer state.
 type rlRun struct {
-	algo        string // "grpo" or "static": the log namespace of the config and result file
+	algo        string // algoGRPO or algoStatic: the log namespace of the config and result file
 	cfg         RLConfig
 	policy, ref *chatlm.Model
 	opt         *lm.AdamW

@@ -131,7 +131,7 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 	if len(prompts) == 0 {
 		return RLResult{}, errors.New("static: the logs hold no agent turn to learn from")
 	}
-	r, err := newRLRun(policy, t, sim, monitorUser, cfg.RLConfig, "static", out, log)
+	r, err := newRLRun(policy, t, sim, monitorUser, cfg.RLConfig, algoStatic, out, log)
 	if err != nil {
 		return RLResult{}, err
 	}
