@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 
 	"github.com/calibrl/calibrl/gemm"
 )
@@ -19,8 +18,12 @@ type Model struct {
 	Grads  *Params // ∂loss/∂weights, accumulated by Backward, cleared by ZeroGrad
 
 	// Workers is how many goroutines a call spreads its work over; ≤ 0
-	// means runtime.GOMAXPROCS(0). Results do not depend on it.
+	// means the package's setting (SetWorkers; by default
+	// runtime.GOMAXPROCS(0)). Results do not depend on it.
 	Workers int
+	// nw is the worker count the last Forward sized its scratch for:
+	// Backward keeps to it, whatever SetWorkers says meanwhile.
+	nw int
 
 	acts    activations
 	nb, nt  int   // B and T of the last Forward
@@ -80,7 +83,7 @@ func (m *Model) workers() int {
 	if m.Workers > 0 {
 		return m.Workers
 	}
-	return runtime.GOMAXPROCS(0)
+	return defaultWorkers()
 }
 
 // ZeroGrad clears the gradient buffer.
@@ -161,6 +164,7 @@ func (m *Model) forwardHidden() {
 	cfg, p, a := m.Config, m.Params, &m.acts
 	B, T, C, NH := m.nb, m.nt, cfg.Dim, cfg.Heads
 	N, H, W := B*T, cfg.Hidden(), m.workers()
+	m.nw = W
 	a.ensure(cfg, B, T, W)
 	encoderForward(a.encoded, m.tokens, m.pos, p.WTE, p.WPE, N, C)
 	x := a.encoded
@@ -186,7 +190,7 @@ func (m *Model) forwardHead() {
 	cfg, a := m.Config, &m.acts
 	N, C, V := m.nb*m.nt, cfg.Dim, cfg.VocabSize
 	gemm.Sgemm(false, true, N, V, C, 1, a.lnf, C, m.Params.LMHead, C, 0, a.probs, V)
-	parallelFor(m.workers(), N, func(lo, hi int) {
+	parallelFor(m.nw, N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			y := m.targets[i]
 			if y < 0 {
@@ -213,7 +217,7 @@ func (m *Model) Backward(dlogp []float32) error {
 	}
 	cfg, p, g, a := m.Config, m.Params, m.Grads, &m.acts
 	B, T, C, V, NH := m.nb, m.nt, cfg.Dim, cfg.VocabSize, cfg.Heads
-	N, H, W := B*T, cfg.Hidden(), m.workers()
+	N, H, W := B*T, cfg.Hidden(), m.nw
 	if len(dlogp) != N {
 		return fmt.Errorf("lm: backward got %d upstream gradients for a %d×%d batch", len(dlogp), B, T)
 	}

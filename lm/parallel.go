@@ -1,6 +1,37 @@
 package lm
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/calibrl/calibrl/gemm"
+)
+
+// workerSetting is SetWorkers' count; 0 means runtime.GOMAXPROCS(0).
+var workerSetting atomic.Int32
+
+// SetWorkers sets how many goroutines one call of a model whose Workers
+// is ≤ 0 spreads its work over, and bounds every gemm.Sgemm call the same
+// way (gemm.SetWorkers); n ≤ 0 restores runtime.GOMAXPROCS(0). It returns
+// the previous setting. Results do not depend on it, so it may change
+// while models run elsewhere (a call already under way keeps the count
+// it sized its scratch for): a caller running several models side by
+// side, as reproduce runs independent stages, divides the cores between
+// them with it.
+func SetWorkers(n int) int {
+	n = max(n, 0)
+	gemm.SetWorkers(n)
+	return int(workerSetting.Swap(int32(n)))
+}
+
+// defaultWorkers is the count of models whose Workers is ≤ 0.
+func defaultWorkers() int {
+	if n := int(workerSetting.Load()); n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
 
 // parallelFor runs fn over [0,n) split into at most workers contiguous
 // ranges, one goroutine each, and waits. Callers give it only work whose

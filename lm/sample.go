@@ -520,8 +520,10 @@ func (m *Model) decoder(R int) *decodeState {
 // prompt) can share a step.
 func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot) []float32 {
 	cfg, p := m.Config, m.Params
-	R, C, H, V, NH, W := len(rows), cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads, m.workers()
 	HS, ctx := cfg.HeadSize(), cfg.Context
+	// At most the workers decoder sized the score scratch for: SetWorkers
+	// may have raised the count since.
+	R, C, H, V, NH, W := len(rows), cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads, min(m.workers(), len(d.scores)/ctx)
 	scale := float32(1 / math.Sqrt(float64(HS)))
 	x := d.x[:R*C]
 	for i, r := range rows {

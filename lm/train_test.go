@@ -1,6 +1,7 @@
 package lm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -232,6 +233,71 @@ func TestSampleSameForAnyWorkerCount(t *testing.T) {
 			if a.Tokens[i] != b.Tokens[i] {
 				t.Fatalf("sequence %d token %d: 1 worker %d, 2 workers %d", s, i, a.Tokens[i], b.Tokens[i])
 			}
+		}
+	}
+}
+
+// SetWorkers may change between a Forward and its Backward, or between
+// sampling calls, as reproduce re-divides the cores while stages run: the
+// call keeps the scratch it sized, and results are those of any count.
+func TestSetWorkersWhileModelsRun(t *testing.T) {
+	defer SetWorkers(SetWorkers(1))
+	cfg := Config{VocabSize: 40, Context: 70, Dim: 16, Layers: 2, Heads: 2}
+	grads := func(raiseBetween bool) []float32 {
+		SetWorkers(1)
+		m, err := New(cfg, rand.New(rand.NewPCG(5, 6)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		B, T := 3, 70
+		tokens := make([]int, B*T)
+		for i := range tokens {
+			tokens[i] = (i * 7) % cfg.VocabSize
+		}
+		logp, err := m.Forward(tokens, B, T, []int{70, 40, 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raiseBetween {
+			SetWorkers(4) // more workers than Forward sized attention's scratch for
+		}
+		dlogp := make([]float32, len(logp))
+		for i := range dlogp {
+			dlogp[i] = -1
+		}
+		if err := m.Backward(dlogp); err != nil {
+			t.Fatal(err)
+		}
+		return m.Grads.Data
+	}
+	want, got := grads(false), grads(true)
+	if i := sameBits(want, got); i >= 0 {
+		t.Fatalf("gradient %d: %v with 1 worker throughout, %v with 4 set before Backward", i, want[i], got[i])
+	}
+
+	prompts := [][]int{{1, 2, 3}, {5}, {7, 7, 7, 7}}
+	sc := SampleConfig{Temperature: 0.8, TopP: 0.95, MaxNewTokens: 10}
+	sample := func(raise bool) []Completion {
+		SetWorkers(1)
+		m := sampleModel(t, 0)
+		rngs := []*rand.Rand{rand.New(rand.NewPCG(1, 0)), rand.New(rand.NewPCG(2, 0)), rand.New(rand.NewPCG(3, 0))}
+		if raise {
+			if _, err := m.Sample(prompts, sc, rngs); err != nil { // sizes the decoder for 1 worker
+				t.Fatal(err)
+			}
+			SetWorkers(4)
+			rngs = []*rand.Rand{rand.New(rand.NewPCG(1, 0)), rand.New(rand.NewPCG(2, 0)), rand.New(rand.NewPCG(3, 0))}
+		}
+		out, err := m.Sample(prompts, sc, rngs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	a, b := sample(false), sample(true)
+	for s := range prompts {
+		if fmt.Sprint(a[s].Tokens) != fmt.Sprint(b[s].Tokens) || sameBits(a[s].LogProbs, b[s].LogProbs) >= 0 {
+			t.Fatalf("sequence %d: %v with 1 worker, %v with 4 set between calls", s, a[s].Tokens, b[s].Tokens)
 		}
 	}
 }

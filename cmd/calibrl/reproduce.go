@@ -75,6 +75,14 @@ The quick mathchat run took 68 minutes on 2 shared cores (base SFT 23,
 simulator SFT 14, RL 21, evaluations and gaps 10; results/ in the
 repository has its report).
 
+Independent stages run side by side (--jobs, default min(2, cores)): the
+base policy beside the simulator, then the RL arms and seeds, the
+evaluations and the gaps, the cores divided between the stages running.
+Models this small use two cores better as two jobs of one core than as one
+job split over two. Results do not depend on --jobs: the stages read only
+what earlier groups wrote, and the engine's figures are the same for any
+worker count.
+
 Stages (one per arm and seed) and training checkpoints are resumable:
 after an interruption (Ctrl-C) run the same command again.`,
 		Example: `  calibrl reproduce --task mathchat --preset quick --out runs/quick
@@ -91,6 +99,9 @@ after an interruption (Ctrl-C) run the same command again.`,
 			}
 			if _, err := task.Lookup(cfg.Task); err != nil {
 				return err
+			}
+			if cfg.Jobs < 0 {
+				return fmt.Errorf("--jobs %d: want at least 1 (or 0 for the default)", cfg.Jobs)
 			}
 			if cmd.Flags().Changed("rl-seeds") {
 				if rlSeeds < 1 {
@@ -135,6 +146,7 @@ after an interruption (Ctrl-C) run the same command again.`,
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration)")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
+	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
 	return cmd
 }

@@ -1,0 +1,111 @@
+package reproduce
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/calibrl/calibrl/runfolder"
+)
+
+// Independent stages run at most jobs at a time, each once, after the
+// group before them and before the group after, and every one is marked
+// done; done ones are skipped.
+func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
+	f, err := runfolder.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		mu              sync.Mutex
+		started         []string
+		running, maxRun atomic.Int32
+	)
+	mk := func(name string) stage {
+		return stage{name, func(context.Context) error {
+			mu.Lock()
+			started = append(started, name)
+			mu.Unlock()
+			n := running.Add(1)
+			for {
+				m := maxRun.Load()
+				if n <= m || maxRun.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+			running.Add(-1)
+			return nil
+		}}
+	}
+	if err := os.MkdirAll(filepath.Join(f.Dir, "stages", "g"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.MarkDone("g/skip"); err != nil {
+		t.Fatal(err)
+	}
+	var group []stage
+	for i := range 6 {
+		group = append(group, mk(fmt.Sprintf("g/%d", i)))
+	}
+	group = append(group, stage{"g/skip", func(context.Context) error { t.Error("a done stage ran again"); return nil }})
+	groups := [][]stage{{mk("first")}, group, {mk("last")}}
+	if err := runStages(context.Background(), f, groups, 3, quiet); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"first", "g/0", "g/1", "g/2", "g/3", "g/4", "g/5", "last"}
+	got := append([]string(nil), started...)
+	if len(got) == len(want) {
+		slices.Sort(got[1 : len(got)-1]) // the group's starts race
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("started %v, want %v", started, want)
+	}
+	if m := maxRun.Load(); m < 2 || m > 3 {
+		t.Errorf("at most %d stages ran at once, want 2 or 3 (jobs 3)", m)
+	}
+	for _, s := range want {
+		if !f.Done(s) {
+			t.Errorf("stage %s not marked done", s)
+		}
+	}
+}
+
+// A stage that fails stops the others of its group: they see their
+// context cancelled, are not marked done, and the failure is what
+// runStages returns; no later group starts.
+func TestRunStagesStopsAGroupOnAFailure(t *testing.T) {
+	f, err := runfolder.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	boom := errors.New("boom")
+	waiting := make(chan struct{})
+	groups := [][]stage{{
+		{"slow", func(ctx context.Context) error {
+			close(waiting)
+			<-ctx.Done() // an RL stage checkpoints here and returns
+			return ctx.Err()
+		}},
+		{"fails", func(context.Context) error { <-waiting; return boom }},
+		{"never", func(context.Context) error { t.Error("a stage started after its group failed"); return nil }},
+	}, {{"later", func(context.Context) error { t.Error("the next group started after a failure"); return nil }}}}
+	err = runStages(context.Background(), f, groups, 2, quiet)
+	if !errors.Is(err, boom) {
+		t.Fatalf("runStages = %v, want the failing stage's error", err)
+	}
+	for _, s := range []string{"slow", "fails", "never", "later"} {
+		if _, err := os.Stat(filepath.Join(f.Dir, "stages", s)); err == nil {
+			t.Errorf("stage %s marked done", s)
+		}
+	}
+}
