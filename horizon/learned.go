@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/atomicfile"
@@ -81,6 +82,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	base, _, _ := strings.Cut(cfg.Task, ":")
 	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations, Horizons: cfg.Horizons,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
+	cfg.Preset = withContext(cfg.Preset, slices.Max(cfg.Horizons))
 	shared := filepath.Join(cfg.Out, "shared")
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log}
 	for _, h := range cfg.Horizons {
@@ -130,6 +132,20 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		res.Arms = append(res.Arms, la)
 	}
 	return res, res.write(cfg.Out)
+}
+
+// withContext is p with models that read a whole conversation of the hH
+// level: the quick preset's 512 tokens hold mathchat's h8 (the careful
+// agent's conversations with the human proxy, through the quick
+// tokenizer: the policy's view median 319 tokens, p90 358; the
+// simulator's, with the oracle context, 420 and 460) but not h16 (602 and
+// 666; 801 and 864), so past H = 8 the study's models read 1024.
+func withContext(p preset.Preset, h int) preset.Preset {
+	if h > 8 {
+		p.Policy.Context = max(p.Policy.Context, 1024)
+		p.Sim.Context = max(p.Sim.Context, 1024)
+	}
+	return p
 }
 
 // rewardCI is the 95% interval of an arm's held-out reward.

@@ -3,6 +3,8 @@ package horizon
 import (
 	"math"
 	"testing"
+
+	"github.com/calibrl/calibrl/preset"
 )
 
 func TestDiffCIHandComputed(t *testing.T) {
@@ -16,5 +18,20 @@ func TestDiffCIHandComputed(t *testing.T) {
 	lo, hi = diffCI(0.1, 0.05, 0.2, 0.0, 0.0, 0.03)
 	if math.Abs(lo-(0.1-math.Hypot(0.05, 0.03))) > 1e-12 || math.Abs(hi-(0.1+math.Hypot(0.1, 0))) > 1e-12 {
 		t.Fatalf("asymmetric diffCI = [%v, %v]", lo, hi)
+	}
+}
+
+// The study's models read a whole conversation of its longest horizon:
+// 512 tokens hold mathchat's h8, h16 needs 1024.
+func TestStudyContextFitsTheLongestHorizon(t *testing.T) {
+	quick, err := preset.Get("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := withContext(quick, 8); p.Policy.Context != quick.Policy.Context || p.Sim.Context != quick.Sim.Context {
+		t.Errorf("up to h8: contexts %d and %d, want the preset's %d", p.Policy.Context, p.Sim.Context, quick.Policy.Context)
+	}
+	if p := withContext(quick, 16); p.Policy.Context != 1024 || p.Sim.Context != 1024 {
+		t.Errorf("up to h16: contexts %d and %d, want 1024", p.Policy.Context, p.Sim.Context)
 	}
 }

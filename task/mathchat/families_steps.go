@@ -87,11 +87,33 @@ var shoppingFamily = &family{
 	generate: func(g *gen) *problem {
 		p := &problem{}
 		name := g.name()
-		kinds := max(1, min(g.cfg.Steps-1, 3))
+		kinds := g.cfg.shoppingItems()
 		total := new(big.Rat)
+		// Past three kinds (the horizon levels) the counts and prices are
+		// drawn distinct, from a count range that grows with the kinds:
+		// a withheld number must appear nowhere else in the text (hide),
+		// which a dozen draws from 2..9 would almost never allow. Three
+		// kinds or fewer draw as they always have.
+		used := map[int64]bool{}
+		draw := func(lo, hi int) *big.Rat {
+			if kinds <= 3 {
+				return g.intn(lo, hi)
+			}
+			for {
+				v := g.intn(lo, hi)
+				if k := v.Num().Int64(); !used[k] || len(used) > hi-lo {
+					used[k] = true
+					return v
+				}
+			}
+		}
+		maxCount := 9
+		if kinds > 3 {
+			maxCount = max(9, 2*kinds+1)
+		}
 		for range kinds {
 			it := g.item()
-			n, price := g.intn(2, 9), g.intn(1, g.max())
+			n, price := draw(2, maxCount), draw(1, g.max())
 			total.Add(total, new(big.Rat).Mul(n, price))
 			p.stmts = append(p.stmts, g.st("shop.buy", n, "name", name, "items", it), g.st("shop.each", price, "items", it))
 		}

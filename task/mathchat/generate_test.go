@@ -134,7 +134,9 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.Distractors = -1 },
 		func(c *Config) { c.MinHidden = 0 },
 		func(c *Config) { c.MinHidden, c.MaxHidden = 3, 2 },
-		func(c *Config) { c.MaxHidden = 4 },
+		func(c *Config) { c.MaxHidden = MaxFacts + 1 },
+		func(c *Config) { c.Items = -1 },
+		func(c *Config) { c.Items = MaxItems + 1 },
 		func(c *Config) { c.SlipRate = 2 },
 		func(c *Config) { c.Naive.Leakage = -0.1 },
 	}

@@ -44,9 +44,13 @@ type Config struct {
 	// problem (default 1, in 0..5).
 	Distractors int
 	// MinHidden and MaxHidden bound the number of hidden facts per
-	// problem (default 1 and 3; 1 ≤ MinHidden ≤ MaxHidden ≤ 3). A problem
-	// with fewer needed numbers than drawn hides all of them.
+	// problem (default 1 and 3; 1 ≤ MinHidden ≤ MaxHidden ≤ MaxFacts). A
+	// problem with fewer needed numbers than drawn hides all of them.
 	MinHidden, MaxHidden int
+	// Items is how many kinds of item a shopping problem buys, each with
+	// its count and its price (default 0: Steps−1, within 1..3; at most
+	// MaxItems). The horizon levels raise it to carry many facts.
+	Items int
 	// Fractions allows non-integer answers and steps (default false).
 	Fractions bool
 	// Seed offsets every instance seed (default 0), giving a different
@@ -75,6 +79,21 @@ func DefaultConfig() Config {
 		Naive: DefaultNaiveConfig(), SlipRate: 0.5, Calculator: true}
 }
 
+// MaxItems bounds Config.Items, and MaxFacts the hidden facts: a shopping
+// problem of MaxItems kinds has 2·MaxItems numbers and a bill.
+const (
+	MaxItems = 8
+	MaxFacts = 2*MaxItems + 1
+)
+
+// shoppingItems is how many kinds of item a shopping problem buys.
+func (c *Config) shoppingItems() int {
+	if c.Items > 0 {
+		return c.Items
+	}
+	return max(1, min(c.Steps-1, 3))
+}
+
 // Validate reports the first bad knob.
 func (c *Config) Validate() error {
 	for _, f := range c.Families {
@@ -91,8 +110,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("mathchat: max answer %d below 10 × max number %d", c.MaxAnswer, c.MaxNumber)
 	case c.Distractors < 0 || c.Distractors > len(distractors):
 		return fmt.Errorf("mathchat: distractors %d not in 0..%d", c.Distractors, len(distractors))
-	case c.MinHidden < 1 || c.MaxHidden < c.MinHidden || c.MaxHidden > 3:
-		return fmt.Errorf("mathchat: hidden facts %d..%d not within 1..3", c.MinHidden, c.MaxHidden)
+	case c.MinHidden < 1 || c.MaxHidden < c.MinHidden || c.MaxHidden > MaxFacts:
+		return fmt.Errorf("mathchat: hidden facts %d..%d not within 1..%d", c.MinHidden, c.MaxHidden, MaxFacts)
+	case c.Items < 0 || c.Items > MaxItems:
+		return fmt.Errorf("mathchat: items %d not in 0..%d", c.Items, MaxItems)
 	case c.SlipRate < 0 || c.SlipRate > 1:
 		return fmt.Errorf("mathchat: slip rate %g not in [0,1]", c.SlipRate)
 	}
