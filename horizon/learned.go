@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,10 +22,9 @@ import (
 // preset's log budget shared out evenly), so that between horizons only H
 // changes; then, per horizon H, every arm is trained from that base with
 // the preset's RL budget on the task's "hH" level (grown to need about H
-// turns) with a turn limit of H, and evaluated against the human proxy.
-// Each arm is trained with one RL seed per H (whatever Preset.RLSeeds
-// says): the study's question is the trend over H, and its budget is that
-// of one seed.
+// turns) with a turn limit of H, once per RL seed (Preset.RLSeeds), and
+// evaluated against the human proxy on the same held-out problems with
+// the same user seeds, so that each arm's gap to the oracle arm is paired.
 type LearnedConfig struct {
 	Task     string
 	Preset   preset.Preset
@@ -46,9 +44,13 @@ type LearnedArm struct {
 	Arm string    `json:"arm"`
 	H   []int     `json:"h"`
 	Gap []float64 `json:"gap"`
-	// GapCI95 is each gap's 95% interval, from the two arms' own held-out
-	// intervals (diffCI).
+	// GapCI95 is each gap's 95% interval: the oracle arm and this one
+	// play the same held-out problems with the same user seeds, so the
+	// gap is paired, averaged over RL seeds, with a bootstrap over
+	// problems within seeds (reproduce.OracleGaps). Seeds holds each RL
+	// seed index's gap.
 	GapCI95 [][2]float64 `json:"gap_ci95"`
+	Seeds   [][]float64  `json:"seeds"`
 	// Fit is the least-squares slope of log(gap) on log(H) over the
 	// horizons whose gap is positive; nil when fewer than three are.
 	Fit  *Fit   `json:"fit,omitempty"`
@@ -65,7 +67,12 @@ type LearnedResult struct {
 	Rows       map[int][]reproduce.Row `json:"rows"`
 	Arms       []LearnedArm            `json:"arms"`
 	Oracle     map[int]float64         `json:"oracle"`
+	OracleCI95 [][2]float64            `json:"oracle_ci95"`
 	Runs       map[int]string          `json:"runs"`
+	// Synthetic is the synthetic study (DefaultSyntheticConfig) at the
+	// same horizons: the theory's lines the plot draws beside the arms.
+	Synthetic       []Series  `json:"synthetic"`
+	SyntheticSlopes SlopeFits `json:"synthetic_slopes"`
 }
 
 // RunLearned trains and evaluates every arm at every horizon (each run
@@ -92,32 +99,34 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	if err := reproduce.Prepare(ctx, prep); err != nil {
 		return nil, fmt.Errorf("horizon: %w", err)
 	}
+	gaps := map[int][]reproduce.Comparison{}
 	for _, h := range cfg.Horizons {
 		p := cfg.Preset
 		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
-		p.RLSeeds = 1
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
-		rows, err := reproduce.Run(ctx, reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared})
+		rc := reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared}
+		rows, err := reproduce.Run(ctx, rc)
 		if err != nil {
+			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
+		}
+		if gaps[h], err = reproduce.OracleGaps(rc); err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
 		}
 		res.Rows[h], res.Runs[h] = rows, dir
 		res.Oracle[h] = reward(rows, reproduce.ArmOracle)
+		lo, hi := rewardCI(rows, reproduce.ArmOracle)
+		res.OracleCI95 = append(res.OracleCI95, [2]float64{lo, hi})
 	}
-	for _, arm := range []string{reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated} {
+	for i, arm := range []string{reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated} {
 		la := LearnedArm{Arm: arm}
 		var fh []int
 		var fg []float64
 		for _, h := range cfg.Horizons {
-			gap := res.Oracle[h] - reward(res.Rows[h], arm)
-			la.H, la.Gap = append(la.H, h), append(la.Gap, gap)
-			oLo, oHi := rewardCI(res.Rows[h], reproduce.ArmOracle)
-			aLo, aHi := rewardCI(res.Rows[h], arm)
-			lo, hi := diffCI(res.Oracle[h], oLo, oHi, reward(res.Rows[h], arm), aLo, aHi)
-			la.GapCI95 = append(la.GapCI95, [2]float64{lo, hi})
-			if gap > 0 {
-				fh, fg = append(fh, h), append(fg, gap)
+			g := gaps[h][i]
+			la.H, la.Gap, la.GapCI95, la.Seeds = append(la.H, h), append(la.Gap, g.Difference), append(la.GapCI95, g.CI95), append(la.Seeds, g.Seeds)
+			if g.Difference > 0 {
+				fh, fg = append(fh, h), append(fg, g.Difference)
 			}
 		}
 		if len(fh) >= 3 {
@@ -131,6 +140,16 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		}
 		res.Arms = append(res.Arms, la)
 	}
+	// The synthetic study at the same horizons, its lines drawn beside
+	// the learned gaps.
+	sc := DefaultSyntheticConfig()
+	sc.Horizons = cfg.Horizons
+	syn, err := RunSynthetic(sc)
+	if err != nil {
+		return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
+	}
+	res.Synthetic = syn.Series()
+	res.SyntheticSlopes = syn.Slopes
 	return res, res.write(cfg.Out)
 }
 
@@ -159,15 +178,6 @@ func rewardCI(rows []reproduce.Row, arm string) (lo, hi float64) {
 		}
 	}
 	return 0, 0
-}
-
-// diffCI is the 95% interval of a − b from the two independent estimates'
-// own intervals: the MOVER method (Zou & Donner 2008), which with Wilson
-// intervals is Newcombe's hybrid score interval for a difference of
-// proportions.
-func diffCI(a, aLo, aHi, b, bLo, bHi float64) (lo, hi float64) {
-	d := a - b
-	return d - math.Hypot(a-aLo, bHi-b), d + math.Hypot(aHi-a, b-bLo)
 }
 
 // reward is an arm's held-out reward (success rate, or BLEU/100).
@@ -202,6 +212,9 @@ func (r *LearnedResult) write(dir string) error {
 	}
 	plotted := false
 	if len(series) > 0 {
+		for _, s := range r.Synthetic {
+			series = append(series, Series{Name: "synthetic " + s.Name, H: s.H, Gap: s.Gap, Dashed: true})
+		}
 		if p, err := GapPlot("gap to the oracle-interactive arm (held-out, human proxy)", series); err == nil {
 			if err := figure.Write(filepath.Join(dir, LearnedPlotName), p); err != nil {
 				return err
@@ -213,10 +226,10 @@ func (r *LearnedResult) write(dir string) error {
 }
 
 func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
-	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s, %d RL iterations per arm\n\n", r.Task, r.Preset, r.Iterations)
-	fmt.Fprintln(w, "One base policy and one calibrated simulator were trained on logs mixing every horizon (shared/); at each H every arm was trained from that base on the task grown to need about H turns, with a turn limit of H, and evaluated against the human proxy on held-out instances. The gap is the oracle-interactive arm's held-out reward minus the arm's.")
+	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s, %d RL iterations per arm and seed\n\n", r.Task, r.Preset, r.Iterations)
+	fmt.Fprintln(w, "One base policy and one calibrated simulator were trained on logs mixing every horizon (shared/); at each H every arm was trained from that base on the task's hH level (problems that withhold about 3H/4 numbers, so that they need about H turns), with a turn limit of H, once per RL seed, and evaluated against the human proxy on the same held-out problems with the same user seeds. The gap is the oracle-interactive arm's held-out reward minus the arm's, paired by problem, averaged over RL seeds, with a bootstrap 95% interval over problems within seeds.")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, "| H | oracle |")
+	fmt.Fprint(w, "| H | oracle (95% CI) |")
 	for _, a := range r.Arms {
 		fmt.Fprintf(w, " %s gap (95%% CI) |", a.Arm)
 	}
@@ -226,19 +239,29 @@ func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 	}
 	fmt.Fprintln(w)
 	for i, h := range r.Horizons {
-		fmt.Fprintf(w, "| %d | %.3f |", h, r.Oracle[h])
+		fmt.Fprintf(w, "| %d | %.3f", h, r.Oracle[h])
+		if i < len(r.OracleCI95) {
+			fmt.Fprintf(w, " [%.3f, %.3f]", r.OracleCI95[i][0], r.OracleCI95[i][1])
+		}
+		fmt.Fprint(w, " |")
 		for _, a := range r.Arms {
 			fmt.Fprintf(w, " %+.3f [%+.3f, %+.3f] |", a.Gap[i], a.GapCI95[i][0], a.GapCI95[i][1])
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Slopes of log(gap) on log(H), 95% CI, over the horizons with a positive gap (the paper predicts about 2 for static and naive training, about 1 for calibrated):")
+	fmt.Fprintln(w)
 	for _, a := range r.Arms {
 		if a.Fit != nil {
-			fmt.Fprintf(w, "- %s: slope of log(gap) on log(H) %s (95%% CI)\n", a.Arm, ci(*a.Fit))
+			fmt.Fprintf(w, "- %s: %s\n", a.Arm, ci(*a.Fit))
 		} else {
 			fmt.Fprintf(w, "- %s: %s\n", a.Arm, a.Note)
 		}
+	}
+	if len(r.Synthetic) > 0 {
+		sl := r.SyntheticSlopes
+		fmt.Fprintf(w, "- the synthetic study at the same horizons (dashed on the plot): static %s, interactive %s, simulator %s\n", ci(sl.Static), ci(sl.Interactive), ci(sl.Simulator))
 	}
 	if plotted {
 		fmt.Fprintf(w, "\n![gaps](%s.png)\n", LearnedPlotName)

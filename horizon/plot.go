@@ -21,6 +21,9 @@ type Series struct {
 	H     []int
 	Gap   []float64
 	Bound []float64
+	// Dashed draws the gap as a reference line (dashed, no markers): the
+	// synthetic study's lines beside the learned arms.
+	Dashed bool
 }
 
 // GapPlot draws each series' gap against H on log-log axes, solid with
@@ -58,19 +61,30 @@ func GapPlot(title string, series []Series) (*plot.Plot, error) {
 				xticks = append(xticks, plot.Tick{Value: float64(h), Label: strconv.Itoa(h)})
 			}
 		}
-		line, points, err := plotter.NewLinePoints(gap)
-		if err != nil {
-			return nil, fmt.Errorf("horizon: plot %s: %w", s.Name, err)
-		}
-		line.Color, points.Color = plotutil.Color(k), plotutil.Color(k)
-		line.Width = vg.Points(1.5)
-		points.Shape = plotutil.Shape(k)
-		p.Add(line, points)
 		label := s.Name + " gap"
 		if f, err := FitLogLog(s.H, s.Gap); err == nil {
 			label += fmt.Sprintf(", slope %.2f [%.2f, %.2f]", f.Slope, f.SlopeLo, f.SlopeHi)
 		}
-		p.Legend.Add(label, line, points)
+		if s.Dashed {
+			line, err := plotter.NewLine(gap)
+			if err != nil {
+				return nil, fmt.Errorf("horizon: plot %s: %w", s.Name, err)
+			}
+			line.Color = plotutil.Color(k)
+			line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
+			p.Add(line)
+			p.Legend.Add(label, line)
+		} else {
+			line, points, err := plotter.NewLinePoints(gap)
+			if err != nil {
+				return nil, fmt.Errorf("horizon: plot %s: %w", s.Name, err)
+			}
+			line.Color, points.Color = plotutil.Color(k), plotutil.Color(k)
+			line.Width = vg.Points(1.5)
+			points.Shape = plotutil.Shape(k)
+			p.Add(line, points)
+			p.Legend.Add(label, line, points)
+		}
 		if len(bound) > 0 {
 			bl, err := plotter.NewLine(bound)
 			if err != nil {

@@ -15,8 +15,10 @@ import (
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/metric"
+	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/runreport"
 	"github.com/calibrl/calibrl/summary"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -125,6 +127,25 @@ func (r *run) report() ([]Row, error) {
 // summarize reads every arm's evaluations under decoding d and makes the
 // arms' rows with the paired comparisons.
 func (r *run) summarize(d decoding) ([]Row, error) {
+	evals, err := r.loadEvals(d)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, arm := range r.arms() {
+		row := r.row(arm, evals[arm])
+		row.Decoding = d.name
+		rows = append(rows, row)
+	}
+	if err := r.compare(rows, evals); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// loadEvals reads every arm's evaluations under decoding d (the base's
+// one, each RL arm's per seed) and checks that they are paired.
+func (r *run) loadEvals(d decoding) (map[string][]evaluation, error) {
 	evals := map[string][]evaluation{}
 	for _, arm := range r.arms() {
 		n := r.seeds()
@@ -139,19 +160,7 @@ func (r *run) summarize(d decoding) ([]Row, error) {
 			evals[arm] = append(evals[arm], e)
 		}
 	}
-	if err := paired(r.arms(), evals); err != nil {
-		return nil, err
-	}
-	var rows []Row
-	for _, arm := range r.arms() {
-		row := r.row(arm, evals[arm])
-		row.Decoding = d.name
-		rows = append(rows, row)
-	}
-	if err := r.compare(rows, evals); err != nil {
-		return nil, err
-	}
-	return rows, nil
+	return evals, paired(r.arms(), evals)
 }
 
 // paired checks that every evaluation played the base's problems with the
@@ -295,16 +304,9 @@ func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
 		} else if better == ArmRecalibrated || worse == ArmRecalibrated {
 			cmp.Paper = "not in the paper: online recalibration is its future work"
 		}
-		var a, b [][]float64
-		for k := range r.seeds() {
-			a, b = append(a, seedScores(evals[better], k)), append(b, seedScores(evals[worse], k))
-			cmp.Seeds = append(cmp.Seeds, mean(a[k])-mean(b[k]))
+		if err := r.pairedDifference(&cmp, evals[better], evals[worse]); err != nil {
+			return err
 		}
-		d, lo, hi, err := metric.PairedBootstrap(a, b, bootstrapResamples, 0.95, bootstrapSeed)
-		if err != nil {
-			return fmt.Errorf("reproduce report: %s: %w", cmp.Claim, err)
-		}
-		cmp.Difference, cmp.CI95, cmp.Holds = d, [2]float64{lo, hi}, lo > 0
 		for i := range rows {
 			if rows[i].Arm == better {
 				rows[i].Comparisons = append(rows[i].Comparisons, cmp)
@@ -312,6 +314,55 @@ func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
 		}
 	}
 	return nil
+}
+
+// pairedDifference fills cmp with a's score minus b's, per seed and
+// averaged over seeds and problems, with its paired bootstrap interval
+// over problems within seeds, and whether it excludes 0 above.
+func (r *run) pairedDifference(cmp *Comparison, a, b []evaluation) error {
+	var sa, sb [][]float64
+	for k := range r.seeds() {
+		sa, sb = append(sa, seedScores(a, k)), append(sb, seedScores(b, k))
+		cmp.Seeds = append(cmp.Seeds, mean(sa[k])-mean(sb[k]))
+	}
+	d, lo, hi, err := metric.PairedBootstrap(sa, sb, bootstrapResamples, 0.95, bootstrapSeed)
+	if err != nil {
+		return fmt.Errorf("reproduce report: %s: %w", cmp.Claim, err)
+	}
+	cmp.Difference, cmp.CI95, cmp.Holds = d, [2]float64{lo, hi}, lo > 0
+	return nil
+}
+
+// OracleGaps reads the sampled evaluations of the finished run cfg
+// describes and returns each other RL arm's gap to the oracle-interactive
+// arm: oracle − arm, paired and averaged over seeds and problems exactly
+// as the claims are (the horizon study's gaps). A gap's score is the
+// success rate, or BLEU/100.
+func OracleGaps(cfg Config) ([]Comparison, error) {
+	cfg.Task = cfg.Preset.TaskName(cfg.Task)
+	t, err := task.Lookup(cfg.Task)
+	if err != nil {
+		return nil, err
+	}
+	f, err := runfolder.Open(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := &run{cfg: cfg, t: t, f: f}
+	evals, err := r.loadEvals(sampled)
+	if err != nil {
+		return nil, err
+	}
+	var out []Comparison
+	for _, arm := range []string{ArmStatic, ArmNaive, ArmCalibrated} {
+		cmp := Comparison{Claim: ArmOracle + " > " + arm, Than: arm, Paper: "the gap to the oracle policy"}
+		if err := r.pairedDifference(&cmp, evals[ArmOracle], evals[arm]); err != nil {
+			return nil, err
+		}
+		out = append(out, cmp)
+	}
+	return out, nil
 }
 
 // seedScores are an arm's per-problem scores for seed index k: the base's

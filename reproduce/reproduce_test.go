@@ -364,3 +364,33 @@ func TestRLResultFromTheRunOrItsFolder(t *testing.T) {
 		t.Errorf("trained by this run: %+v, %v; want the run's", res, ok)
 	}
 }
+
+// OracleGaps are the oracle arm's reward minus each other RL arm's, paired
+// as the claims are: the summary's figures, per seed and averaged, with
+// an interval around the mean.
+func TestOracleGapsOfAFinishedRun(t *testing.T) {
+	dir, rows := wholeRun(t)
+	cfg := tinyConfig(t)
+	cfg.Out = dir
+	gaps, err := OracleGaps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reward := map[string]Row{}
+	for _, r := range rows {
+		reward[r.Arm] = r
+	}
+	if len(gaps) != 3 {
+		t.Fatalf("%d gaps, want static, naive and calibrated", len(gaps))
+	}
+	for i, arm := range []string{ArmStatic, ArmNaive, ArmCalibrated} {
+		g := gaps[i]
+		want := reward[ArmOracle].RealReward - reward[arm].RealReward
+		if g.Than != arm || math.Abs(g.Difference-want) > 1e-9 {
+			t.Errorf("gap %d: %s %v, want %s %v", i, g.Than, g.Difference, arm, want)
+		}
+		if len(g.Seeds) != cfg.Preset.RLSeeds || !(g.CI95[0] <= g.Difference && g.Difference <= g.CI95[1]) {
+			t.Errorf("gap to %s: seeds %v, interval %v around %v", arm, g.Seeds, g.CI95, g.Difference)
+		}
+	}
+}

@@ -56,14 +56,19 @@ Without --synthetic, horizon trains and evaluates the real arms at each H.
 First one base policy and one calibrated simulator are trained on logs that
 mix every horizon (--out/shared/), so that between horizons only H changes.
 Then, per horizon (--out/hH/, each resumable), the static, naive, calibrated
-and oracle arms are trained from that base with the preset's RL budget on
-the task grown to need about H turns (TASK:hH: more hidden facts and steps,
-or more edits) with a turn limit of H. It reports each regime's gap to the
-oracle-interactive arm against the human proxy, the log-log slope of the gap
-with its 95% interval where at least three gaps are positive, and a plot.
-Measured on 2 cores with --preset quick --iterations 20: the shared stage
-10.6 minutes, then H = 2, 4, 8, 16 took 1.6, 3.9, 7.6 and 11.6 minutes
-(35 in all); the preset's own 40 iterations roughly double the per-H part.`,
+and oracle arms are trained from that base with the preset's RL budget and
+RL seeds on the task grown to need about H turns (mathchat:hH: shopping
+problems that withhold about 3H/4 numbers, the careful agent playing 2.0,
+3.2, 6.5 and 13.1 turns at H = 2, 4, 8, 16; docedit:hH: more edits) with a
+turn limit of H; past H = 8 the models read 1024 tokens instead of 512. It
+reports each regime's gap to the oracle-interactive arm against the human
+proxy (paired by problem and user seed, averaged over RL seeds, with a
+bootstrap 95% interval), the oracle arm's success per H, the log-log slope
+of the gap with its 95% interval where at least three gaps are positive,
+and a plot with the synthetic study's lines at the same horizons beside the
+arms. The study is several quick reproduce runs: expect hours on 2 cores
+(an earlier version with one RL seed, 20 iterations and levels that
+withheld at most three numbers took 35 minutes).`,
 		Example: `  calibrl horizon --synthetic
   calibrl horizon --synthetic --horizons 2,4,8,16,32 --eps 0.01 --delta 0.05
   calibrl horizon --synthetic --json --out runs/horizon-synthetic
