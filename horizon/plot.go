@@ -65,21 +65,16 @@ func GapPlot(title string, series []Series) (*plot.Plot, error) {
 		if f, err := FitLogLog(s.H, s.Gap); err == nil {
 			label += fmt.Sprintf(", slope %.2f [%.2f, %.2f]", f.Slope, f.SlopeLo, f.SlopeHi)
 		}
+		line, points, err := plotter.NewLinePoints(gap)
+		if err != nil {
+			return nil, fmt.Errorf("horizon: plot %s: %w", s.Name, err)
+		}
+		line.Color, points.Color = plotutil.Color(k), plotutil.Color(k)
 		if s.Dashed {
-			line, err := plotter.NewLine(gap)
-			if err != nil {
-				return nil, fmt.Errorf("horizon: plot %s: %w", s.Name, err)
-			}
-			line.Color = plotutil.Color(k)
 			line.Dashes = []vg.Length{vg.Points(2), vg.Points(2)}
 			p.Add(line)
 			p.Legend.Add(label, line)
 		} else {
-			line, points, err := plotter.NewLinePoints(gap)
-			if err != nil {
-				return nil, fmt.Errorf("horizon: plot %s: %w", s.Name, err)
-			}
-			line.Color, points.Color = plotutil.Color(k), plotutil.Color(k)
 			line.Width = vg.Points(1.5)
 			points.Shape = plotutil.Shape(k)
 			p.Add(line, points)
