@@ -34,6 +34,9 @@ type LearnedConfig struct {
 	// study's report.md, result.json and plot.
 	Out string
 	Log *slog.Logger
+	// Jobs is reproduce's: how many independent stages run side by side
+	// (≤ 0: reproduce.DefaultJobs).
+	Jobs int
 }
 
 // LearnedPlotName is the base name of the learned study's figure.
@@ -91,7 +94,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	cfg.Preset = withContext(cfg.Preset, slices.Max(cfg.Horizons))
 	shared := filepath.Join(cfg.Out, "shared")
-	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log}
+	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}
 	for _, h := range cfg.Horizons {
 		prep.Tasks, prep.MaxTurns = append(prep.Tasks, fmt.Sprintf("%s:h%d", base, h)), append(prep.MaxTurns, h)
 	}
@@ -105,7 +108,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
-		rc := reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared}
+		rc := reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared, Jobs: cfg.Jobs}
 		rows, err := reproduce.Run(ctx, rc)
 		if err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)

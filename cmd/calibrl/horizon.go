@@ -22,6 +22,7 @@ func newHorizonCmd() *cobra.Command {
 		task       string
 		presetName string
 		iterations int
+		jobs       int
 		cfg        = def
 	)
 	cmd := &cobra.Command{
@@ -80,7 +81,10 @@ withheld at most three numbers took 35 minutes).`,
 				return err
 			}
 			if !synthetic {
-				return runLearnedHorizon(cmd, task, presetName, iterations, hs, cfg.Seed, out, asJSON)
+				if jobs < 0 {
+					return fmt.Errorf("--jobs %d: want at least 1 (or 0 for the default)", jobs)
+				}
+				return runLearnedHorizon(cmd, task, presetName, iterations, jobs, hs, cfg.Seed, out, asJSON)
 			}
 			cfg.Horizons = hs
 			res, err := horizon.RunSynthetic(cfg)
@@ -119,11 +123,12 @@ withheld at most three numbers took 35 minutes).`,
 	f.StringVar(&task, "task", "mathchat", "task of the learned-model study")
 	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, paper")
 	f.IntVar(&iterations, "iterations", 0, "RL iterations of every arm at every H in the learned-model study (0: the preset's)")
+	f.IntVar(&jobs, "jobs", 0, "independent stages of the learned-model study run side by side, as reproduce --jobs (0: min(2, cores)); results do not depend on it")
 	return cmd
 }
 
 // runLearnedHorizon runs the learned-model study.
-func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iterations int, hs []int, seed uint64, out string, asJSON bool) error {
+func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iterations, jobs int, hs []int, seed uint64, out string, asJSON bool) error {
 	p, err := preset.Get(presetName)
 	if err != nil {
 		return err
@@ -137,7 +142,7 @@ func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iteratio
 	if out == "" {
 		out = filepath.Join("runs", fmt.Sprintf("horizon-%s-%s-seed%d", taskName, p.Name, seed))
 	}
-	res, err := horizon.RunLearned(cmd.Context(), horizon.LearnedConfig{Task: taskName, Preset: p, Horizons: hs, Seed: seed, Out: out, Log: slog.Default()})
+	res, err := horizon.RunLearned(cmd.Context(), horizon.LearnedConfig{Task: taskName, Preset: p, Horizons: hs, Seed: seed, Out: out, Log: slog.Default(), Jobs: jobs})
 	if err != nil {
 		return err
 	}
