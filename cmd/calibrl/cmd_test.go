@@ -211,4 +211,12 @@ func TestReproduceTiny(t *testing.T) {
 	if _, err := run(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--rl-seeds", "0"); err == nil {
 		t.Fatal("--rl-seeds 0: want an error")
 	}
+	if _, err := run(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--jobs", "-1"); err == nil || !strings.Contains(err.Error(), "--jobs") {
+		t.Fatalf("--jobs -1: got %v, want an error naming the flag", err)
+	}
+	// Resuming a finished run with another --jobs is allowed: results do
+	// not depend on it.
+	if one := mustRun(t, "reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir, "--json", "--jobs", "1"); one != out {
+		t.Fatalf("--jobs 1 on a finished run changed its summary:\n%s\n%s", out, one)
+	}
 }
