@@ -15,10 +15,8 @@ import (
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/metric"
-	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/runreport"
 	"github.com/calibrl/calibrl/summary"
-	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -337,28 +335,34 @@ func (r *run) pairedDifference(cmp *Comparison, a, b []evaluation) error {
 // describes and returns each other RL arm's gap to the oracle-interactive
 // arm: oracle − arm, paired and averaged over seeds and problems exactly
 // as the claims are (the horizon study's gaps). A gap's score is the
-// success rate, or BLEU/100.
+// success rate, or BLEU/100: the scale of the rows' RealReward.
 func OracleGaps(cfg Config) ([]Comparison, error) {
-	cfg.Task = cfg.Preset.TaskName(cfg.Task)
-	t, err := task.Lookup(cfg.Task)
+	r, err := openRun(cfg)
 	if err != nil {
 		return nil, err
 	}
-	f, err := runfolder.Open(cfg.Out)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := &run{cfg: cfg, t: t, f: f}
+	defer r.f.Close()
 	evals, err := r.loadEvals(sampled)
 	if err != nil {
 		return nil, err
 	}
+	return r.oracleGaps(evals)
+}
+
+// oracleGaps are OracleGaps' comparisons of paired evaluations.
+func (r *run) oracleGaps(evals map[string][]evaluation) ([]Comparison, error) {
 	var out []Comparison
 	for _, arm := range []string{ArmStatic, ArmNaive, ArmCalibrated} {
 		cmp := Comparison{Claim: ArmOracle + " > " + arm, Than: arm, Paper: "the gap to the oracle policy"}
 		if err := r.pairedDifference(&cmp, evals[ArmOracle], evals[arm]); err != nil {
 			return nil, err
+		}
+		if evals[arm][0].sum.BLEU != nil {
+			// scores are BLEU points; the reward is BLEU/100.
+			cmp.Difference, cmp.CI95[0], cmp.CI95[1] = cmp.Difference/100, cmp.CI95[0]/100, cmp.CI95[1]/100
+			for k := range cmp.Seeds {
+				cmp.Seeds[k] /= 100
+			}
 		}
 		out = append(out, cmp)
 	}

@@ -146,23 +146,12 @@ type Config struct {
 
 // Run executes (or resumes) every stage and returns the summary rows.
 func Run(ctx context.Context, cfg Config) ([]Row, error) {
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	cfg.Task = cfg.Preset.TaskName(cfg.Task)
-	t, err := task.Lookup(cfg.Task)
+	r, err := openRun(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if len(cfg.Profiles) == 0 {
-		cfg.Profiles = t.Profiles()
-	}
-	f, err := runfolder.Open(cfg.Out)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r := &run{cfg: cfg, t: t, f: f}
+	defer r.f.Close()
+	cfg, t, f := r.cfg, r.t, r.f
 	if err := r.manifest(); err != nil {
 		return nil, err
 	}
@@ -343,6 +332,28 @@ func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, 
 		first = cmp.Or(first, err)
 	}
 	return first
+}
+
+// openRun fills cfg's defaults (the logger, the preset's task level,
+// the task's profiles), finds its task and opens its run folder; the
+// caller closes r.f.
+func openRun(cfg Config) (*run, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	cfg.Task = cfg.Preset.TaskName(cfg.Task)
+	t, err := task.Lookup(cfg.Task)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Profiles) == 0 {
+		cfg.Profiles = t.Profiles()
+	}
+	f, err := runfolder.Open(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	return &run{cfg: cfg, t: t, f: f}, nil
 }
 
 type run struct {

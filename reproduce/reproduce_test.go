@@ -297,16 +297,19 @@ func TestWilsonOfARate(t *testing.T) {
 // On docedit the paper has static above naive interactive (reward
 // hacking) and no oracle figure: the claim is turned round and the oracle
 // claim says it is not the paper's. Differences are in BLEU points.
-func TestDocEditClaimsFollowThePaper(t *testing.T) {
-	ev := func(bleu ...float64) evaluation {
-		var e evaluation
-		m := mean(bleu)
-		e.sum.BLEU = &m
-		for i, b := range bleu {
-			e.eps = append(e.eps, dialog.Episode{Index: i, Metrics: map[string]float64{"bleu": b}})
-		}
-		return e
+// bleuEval is an evaluation of one episode per problem with these BLEUs.
+func bleuEval(bleu ...float64) evaluation {
+	var e evaluation
+	m := mean(bleu)
+	e.sum.BLEU = &m
+	for i, b := range bleu {
+		e.eps = append(e.eps, dialog.Episode{Index: i, Metrics: map[string]float64{"bleu": b}})
 	}
+	return e
+}
+
+func TestDocEditClaimsFollowThePaper(t *testing.T) {
+	ev := bleuEval
 	r := &run{cfg: Config{Task: "docedit:easy", Preset: preset.Preset{RLSeeds: 2}}}
 	evals := map[string][]evaluation{
 		ArmBase:       {ev(30, 30, 30)},
@@ -391,6 +394,37 @@ func TestOracleGapsOfAFinishedRun(t *testing.T) {
 		}
 		if len(g.Seeds) != cfg.Preset.RLSeeds || !(g.CI95[0] <= g.Difference && g.Difference <= g.CI95[1]) {
 			t.Errorf("gap to %s: seeds %v, interval %v around %v", arm, g.Seeds, g.CI95, g.Difference)
+		}
+	}
+}
+
+// On a task scored by BLEU the gaps are in reward units (BLEU/100), the
+// scale of the oracle arm's RealReward they are plotted against.
+func TestOracleGapsOfBLEUAreRewards(t *testing.T) {
+	r := &run{cfg: Config{Task: "docedit:easy", Preset: preset.Preset{RLSeeds: 2}}}
+	ev := bleuEval
+	evals := map[string][]evaluation{
+		ArmStatic:     {ev(34, 33, 35), ev(33, 34, 35)},
+		ArmNaive:      {ev(20, 22, 21), ev(25, 20, 24)},
+		ArmCalibrated: {ev(35, 35, 35), ev(34, 36, 35)},
+		ArmOracle:     {ev(31, 30, 32), ev(30, 30, 30)},
+	}
+	gaps, err := r.oracleGaps(evals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Oracle's seed means 31 and 30; static's 34 and 34; naive's 21 and 23.
+	for i, want := range []struct {
+		arm   string
+		d     float64
+		seeds [2]float64
+	}{{ArmStatic, -0.035, [2]float64{-0.03, -0.04}}, {ArmNaive, 0.085, [2]float64{0.10, 0.07}}, {ArmCalibrated, -0.045, [2]float64{-0.04, -0.05}}} {
+		g := gaps[i]
+		if g.Than != want.arm || math.Abs(g.Difference-want.d) > 1e-12 || math.Abs(g.Seeds[0]-want.seeds[0]) > 1e-12 || math.Abs(g.Seeds[1]-want.seeds[1]) > 1e-12 {
+			t.Errorf("gap to %s: %+v, want %v (seeds %v)", want.arm, g, want.d, want.seeds)
+		}
+		if !(g.CI95[0] <= g.Difference && g.Difference <= g.CI95[1]) || g.CI95[1]-g.CI95[0] > 0.2 {
+			t.Errorf("gap to %s: interval %v around %v, want one in reward units", want.arm, g.CI95, g.Difference)
 		}
 	}
 }
