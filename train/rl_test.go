@@ -50,6 +50,22 @@ func TestRLBatchSeqAdvantages(t *testing.T) {
 
 // lastIteration reads the iterations completed that out/last records (-1:
 // no checkpoint).
+// resumesFrom checks that out/last holds iteration it, and that GRPO run
+// again on out ends with want, the uninterrupted run's weights.
+func resumesFrom(t *testing.T, cfg RLConfig, out string, it int, want []float32) {
+	t.Helper()
+	if got := lastIteration(t, out); got != it {
+		t.Fatalf("out/last holds iteration %d, want %d", got, it)
+	}
+	got, err := grpoWeights(t, cfg, out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("resumed run's weights differ from the uninterrupted run's")
+	}
+}
+
 func lastIteration(t *testing.T, out string) int {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(out, "last", trainerStateFile))
@@ -137,16 +153,7 @@ func TestRLCancelDuringUpdateResumes(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "grpo iteration 2: ") {
 		t.Fatalf("got %v, want context.Canceled at iteration 2", err)
 	}
-	if got := lastIteration(t, out); got != 2 {
-		t.Fatalf("out/last holds iteration %d, want 2", got)
-	}
-	got, err := grpoWeights(t, cfg, out, context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatal("resumed run's weights differ from the uninterrupted run's")
-	}
+	resumesFrom(t, cfg, out, 2, want)
 }
 
 // An update that fails (here on a sequence longer than the context) stops
@@ -181,14 +188,5 @@ func TestRLUpdateErrorStops(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), "grpo iteration 1: ") || !strings.Contains(err.Error(), "exceeds context") {
 		t.Fatalf("got %v, want the update's error at iteration 1", err)
 	}
-	if got := lastIteration(t, out); got != 1 {
-		t.Fatalf("out/last holds iteration %d, want 1", got)
-	}
-	got, err := grpoWeights(t, cfg, out, context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatal("resumed run's weights differ from the uninterrupted run's")
-	}
+	resumesFrom(t, cfg, out, 1, want)
 }
