@@ -65,8 +65,11 @@ type LearnedResult struct {
 	Task   string `json:"task"`
 	Preset string `json:"preset"`
 	// Iterations is every arm's RL budget at every H.
-	Iterations int                     `json:"iterations"`
+	Iterations int `json:"iterations"`
+	// Horizons are the finished horizons, Pending those still to run
+	// (an interrupted study's result so far).
 	Horizons   []int                   `json:"horizons"`
+	Pending    []int                   `json:"pending,omitempty"`
 	Rows       map[int][]reproduce.Row `json:"rows"`
 	Arms       []LearnedArm            `json:"arms"`
 	Oracle     map[int]float64         `json:"oracle"`
@@ -82,6 +85,9 @@ type LearnedResult struct {
 // resumable on its own), then fits each regime's gap to the oracle arm on
 // log-log axes. A gap is the oracle arm's held-out reward minus the arm's;
 // gaps that are not positive cannot be fitted and are reported as such.
+// The study takes hours, so after every finished H it writes the result
+// so far (Pending names the horizons still to run): an interrupted study
+// shows what it has measured, and the same command goes on from there.
 func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) {
 	if len(cfg.Horizons) < 3 {
 		return nil, errors.New("horizon: the learned study needs at least three horizons")
@@ -90,8 +96,17 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		cfg.Log = slog.Default()
 	}
 	base, _, _ := strings.Cut(cfg.Task, ":")
-	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations, Horizons: cfg.Horizons,
+	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
+	// The synthetic study at the same horizons, its lines drawn beside
+	// the learned gaps.
+	sc := DefaultSyntheticConfig()
+	sc.Horizons = cfg.Horizons
+	syn, err := RunSynthetic(sc)
+	if err != nil {
+		return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
+	}
+	res.Synthetic, res.SyntheticSlopes = syn.Series(), syn.Slopes
 	cfg.Preset = withContext(cfg.Preset, slices.Max(cfg.Horizons))
 	shared := filepath.Join(cfg.Out, "shared")
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}
@@ -103,7 +118,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		return nil, fmt.Errorf("horizon: %w", err)
 	}
 	gaps := map[int][]reproduce.Comparison{}
-	for _, h := range cfg.Horizons {
+	for i, h := range cfg.Horizons {
 		p := cfg.Preset
 		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
@@ -120,12 +135,27 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		res.Oracle[h] = reward(rows, reproduce.ArmOracle)
 		lo, hi := rewardCI(rows, reproduce.ArmOracle)
 		res.OracleCI95 = append(res.OracleCI95, [2]float64{lo, hi})
+		res.Horizons, res.Pending = cfg.Horizons[:i+1], cfg.Horizons[i+1:]
+		res.fitArms(gaps)
+		if err := res.write(cfg.Out); err != nil {
+			return nil, err
+		}
+		if len(res.Pending) > 0 {
+			cfg.Log.Info("horizon: learned study: result so far", "report", filepath.Join(cfg.Out, "report.md"), "pending", res.Pending)
+		}
 	}
+	return res, nil
+}
+
+// fitArms sets each regime's gaps over the finished horizons and fits
+// their slope where at least three are positive.
+func (r *LearnedResult) fitArms(gaps map[int][]reproduce.Comparison) {
+	r.Arms = nil
 	for i, arm := range []string{reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated} {
 		la := LearnedArm{Arm: arm}
 		var fh []int
 		var fg []float64
-		for _, h := range cfg.Horizons {
+		for _, h := range r.Horizons {
 			g := gaps[h][i]
 			la.H, la.Gap, la.GapCI95, la.Seeds = append(la.H, h), append(la.Gap, g.Difference), append(la.GapCI95, g.CI95), append(la.Seeds, g.Seeds)
 			if g.Difference > 0 {
@@ -139,21 +169,10 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 				la.Note = err.Error()
 			}
 		} else {
-			la.Note = fmt.Sprintf("only %d of %d horizons have a positive gap: no slope", len(fh), len(cfg.Horizons))
+			la.Note = fmt.Sprintf("only %d of %d horizons have a positive gap: no slope", len(fh), len(r.Horizons))
 		}
-		res.Arms = append(res.Arms, la)
+		r.Arms = append(r.Arms, la)
 	}
-	// The synthetic study at the same horizons, its lines drawn beside
-	// the learned gaps.
-	sc := DefaultSyntheticConfig()
-	sc.Horizons = cfg.Horizons
-	syn, err := RunSynthetic(sc)
-	if err != nil {
-		return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
-	}
-	res.Synthetic = syn.Series()
-	res.SyntheticSlopes = syn.Slopes
-	return res, res.write(cfg.Out)
 }
 
 // withContext is p with models that read a whole conversation of the hH
@@ -170,27 +189,29 @@ func withContext(p preset.Preset, h int) preset.Preset {
 	return p
 }
 
-// rewardCI is the 95% interval of an arm's held-out reward.
-func rewardCI(rows []reproduce.Row, arm string) (lo, hi float64) {
+// row is an arm's row among rows (false when it has none).
+func row(rows []reproduce.Row, arm string) (reproduce.Row, bool) {
 	for _, r := range rows {
 		if r.Arm == arm {
-			if r.BLEU != nil {
-				return r.CI95[0] / 100, r.CI95[1] / 100
-			}
-			return r.CI95[0], r.CI95[1]
+			return r, true
 		}
 	}
-	return 0, 0
+	return reproduce.Row{}, false
+}
+
+// rewardCI is the 95% interval of an arm's held-out reward.
+func rewardCI(rows []reproduce.Row, arm string) (lo, hi float64) {
+	r, _ := row(rows, arm)
+	if r.BLEU != nil {
+		return r.CI95[0] / 100, r.CI95[1] / 100
+	}
+	return r.CI95[0], r.CI95[1]
 }
 
 // reward is an arm's held-out reward (success rate, or BLEU/100).
 func reward(rows []reproduce.Row, arm string) float64 {
-	for _, r := range rows {
-		if r.Arm == arm {
-			return r.RealReward
-		}
-	}
-	return 0
+	r, _ := row(rows, arm)
+	return r.RealReward
 }
 
 func (r *LearnedResult) write(dir string) error {
@@ -230,6 +251,9 @@ func (r *LearnedResult) write(dir string) error {
 
 func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 	fmt.Fprintf(w, "# Horizon study (learned models): %s, preset %s, %d RL iterations per arm and seed\n\n", r.Task, r.Preset, r.Iterations)
+	if len(r.Pending) > 0 {
+		fmt.Fprintf(w, "**The result so far**: H = %s not yet run. The same command goes on from here (every finished stage is kept).\n\n", joinInts(r.Pending))
+	}
 	fmt.Fprintln(w, "One base policy and one calibrated simulator were trained on logs mixing every horizon (shared/); at each H every arm was trained from that base on the task's hH level (problems that withhold about 3H/4 numbers, so that they need about H turns), with a turn limit of H, once per RL seed, and evaluated against the human proxy on the same held-out problems with the same user seeds. The gap is the oracle-interactive arm's held-out reward minus the arm's, paired by problem, averaged over RL seeds, with a bootstrap 95% interval over problems within seeds.")
 	fmt.Fprintln(w)
 	fmt.Fprint(w, "| H | oracle (95% CI) |")
@@ -253,6 +277,30 @@ func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Rewards lie in [0, 1], so no gap can exceed the oracle arm's reward: an arm whose reward is near 0 at some H can only follow the oracle's line past it. Each arm's held-out reward against the human proxy (sampled; an RL arm's is the mean over its seeds) and its mean turns per conversation:")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, "| H |")
+	first := r.Rows[r.Horizons[0]]
+	for _, a := range first {
+		fmt.Fprintf(w, " %s |", a.Arm)
+	}
+	fmt.Fprint(w, "\n| --- |")
+	for range first {
+		fmt.Fprint(w, " --- |")
+	}
+	fmt.Fprintln(w)
+	for _, h := range r.Horizons {
+		fmt.Fprintf(w, "| %d |", h)
+		for _, a := range first {
+			if x, ok := row(r.Rows[h], a.Arm); ok {
+				fmt.Fprintf(w, " %.3f (%.2f turns) |", x.RealReward, x.Turns)
+			} else {
+				fmt.Fprint(w, " – |")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Slopes of log(gap) on log(H), 95% CI, over the horizons with a positive gap (the paper predicts about 2 for static and naive training, about 1 for calibrated):")
 	fmt.Fprintln(w)
 	for _, a := range r.Arms {
@@ -270,4 +318,12 @@ func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 		fmt.Fprintf(w, "\n![gaps](%s.png)\n", LearnedPlotName)
 	}
 	return nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
 }

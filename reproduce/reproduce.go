@@ -240,6 +240,12 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 		jobs = DefaultJobs()
 	}
 	for _, g := range groups {
+		// A stage runs only while the run is wanted: stopped between
+		// stages, the run says so instead of going on to a report of
+		// stages that never ran.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var todo []stage
 		for _, s := range g {
 			if f.Done(s.name) {
@@ -277,6 +283,9 @@ func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, 
 	jobs = min(jobs, len(todo))
 	if jobs <= 1 {
 		for _, s := range todo {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if err := runOne(ctx, s); err != nil {
 				return err
 			}
@@ -286,6 +295,7 @@ func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, 
 	procs := runtime.GOMAXPROCS(0)
 	prev := lm.SetWorkers(max(1, procs/jobs))
 	defer lm.SetWorkers(prev)
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -330,6 +340,10 @@ func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, 
 			return err
 		}
 		first = cmp.Or(first, err)
+	}
+	if first == nil && next < len(todo) {
+		// Stopped from outside before every stage was handed out.
+		return parent.Err()
 	}
 	return first
 }

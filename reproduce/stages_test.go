@@ -109,3 +109,31 @@ func TestRunStagesStopsAGroupOnAFailure(t *testing.T) {
 		}
 	}
 }
+
+// A run stopped from outside between two stages says so, runs no stage
+// after the stop and marks none done, one job or two: it does not go on
+// to a report of stages that never ran.
+func TestRunStagesStoppedBetweenStages(t *testing.T) {
+	for _, jobs := range []int{1, 2} {
+		f, err := runfolder.Open(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		after := func(context.Context) error { t.Errorf("jobs %d: a stage ran after the stop", jobs); return nil }
+		// Neither stage looks at ctx: the stop is runStages' to see.
+		groups := [][]stage{
+			{{"stop", func(context.Context) error { cancel(); return nil }}, {"sibling", func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }}, {"third", after}},
+			{{"next", after}},
+		}
+		if err := runStages(ctx, f, groups, jobs, quiet); !errors.Is(err, context.Canceled) {
+			t.Errorf("jobs %d: %v, want context.Canceled", jobs, err)
+		}
+		for _, s := range []string{"third", "next"} {
+			if f.Done(s) {
+				t.Errorf("jobs %d: %s marked done", jobs, s)
+			}
+		}
+		f.Close()
+	}
+}

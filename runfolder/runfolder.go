@@ -85,10 +85,15 @@ func Version() string {
 	return v
 }
 
-// WriteManifest writes manifest.json.
+// WriteManifest writes manifest.json. A run writes it once, when it starts
+// the folder (a resumed run keeps it), so Started, when the caller leaves
+// it zero, is now: the time the folder was started.
 func (f *Folder) WriteManifest(m Manifest) error {
 	if m.Version == "" {
 		m.Version = Version()
+	}
+	if m.Started.IsZero() {
+		m.Started = time.Now().UTC().Truncate(time.Second)
 	}
 	return f.WriteJSON("manifest.json", m)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestFolderStagesManifestMetrics(t *testing.T) {
@@ -22,12 +23,16 @@ func TestFolderStagesManifestMetrics(t *testing.T) {
 	if !f.Done("collect") {
 		t.Fatal("collect not done after MarkDone")
 	}
+	before := time.Now().Add(-time.Second)
 	if err := f.WriteManifest(Manifest{Command: []string{"reproduce"}, Seed: 3, Config: map[string]int{"g": 8}}); err != nil {
 		t.Fatal(err)
 	}
 	var m Manifest
 	if err := f.ReadJSON("manifest.json", &m); err != nil || m.Seed != 3 || m.Version == "" {
 		t.Fatalf("manifest round trip: %+v, %v", m, err)
+	}
+	if m.Started.Before(before) || m.Started.After(time.Now()) {
+		t.Fatalf("manifest started %v, want the time it was written (after %v)", m.Started, before)
 	}
 	for i := 0; i < 3; i++ {
 		if err := f.Log(map[string]any{"step": i, "loss/policy": 0.5}); err != nil {

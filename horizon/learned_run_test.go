@@ -1,0 +1,135 @@
+package horizon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/reproduce"
+)
+
+// cancelAtH cancels the study when it logs that it starts horizon h.
+type cancelAtH struct {
+	slog.Handler
+	h      int64
+	cancel context.CancelFunc
+}
+
+func (c cancelAtH) Handle(ctx context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if r.Message == "horizon: learned study" && a.Key == "H" && a.Value.Int64() == c.h {
+			c.cancel()
+		}
+		return true
+	})
+	return c.Handler.Handle(ctx, r)
+}
+
+// The whole learned study on the tiny preset: a shared base and simulator,
+// one reproduce run per H, each arm's gap to the oracle arm. Stopped as it
+// starts H = 3, it has written its result for H = 2 and names what is left;
+// the same call goes on to the end, and run again on the finished folder,
+// every stage is done and it reports the same result.
+func TestLearnedStudyOnTiny(t *testing.T) {
+	tiny, err := preset.Get("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	quiet := slog.NewTextHandler(io.Discard, nil)
+	cfg := LearnedConfig{Task: "mathchat", Preset: tiny, Horizons: []int{2, 3, 4}, Seed: 1, Out: out, Jobs: 2,
+		Log: slog.New(cancelAtH{Handler: quiet, h: 3, cancel: cancel})}
+	if _, err := RunLearned(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped at H=3: %v, want context.Canceled", err)
+	}
+	var partial LearnedResult
+	if data, err := os.ReadFile(filepath.Join(out, "result.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(data, &partial); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(partial.Horizons, []int{2}) || !slices.Equal(partial.Pending, []int{3, 4}) || len(partial.Arms) != 3 || len(partial.Arms[0].Gap) != 1 {
+		t.Fatalf("result so far: horizons %v, pending %v, %d arms", partial.Horizons, partial.Pending, len(partial.Arms))
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "report.md")); err != nil || !strings.Contains(string(md), "H = 3, 4 not yet run") {
+		t.Fatalf("report so far does not name the horizons left (%v):\n%s", err, md)
+	}
+	cfg.Log = slog.New(quiet)
+	res, err := RunLearned(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pending) != 0 || !slices.Equal(res.Horizons, cfg.Horizons) {
+		t.Fatalf("finished study: horizons %v, pending %v", res.Horizons, res.Pending)
+	}
+	if res.Arms[0].Gap[0] != partial.Arms[0].Gap[0] {
+		t.Errorf("static gap at H=2: %v after resuming, %v before", res.Arms[0].Gap[0], partial.Arms[0].Gap[0])
+	}
+	if len(res.Arms) != 3 || len(res.OracleCI95) != 3 {
+		t.Fatalf("%d arms and %d oracle intervals, want 3 and 3", len(res.Arms), len(res.OracleCI95))
+	}
+	for _, a := range res.Arms {
+		positive := 0
+		for i, h := range a.H {
+			// Every arm and seed plays the same problems, so the mean
+			// paired gap is the oracle's mean reward minus the arm's.
+			if want := res.Oracle[h] - reward(res.Rows[h], a.Arm); math.Abs(a.Gap[i]-want) > 1e-9 {
+				t.Errorf("%s H=%d: gap %v, want oracle %v minus the arm's reward = %v", a.Arm, h, a.Gap[i], res.Oracle[h], want)
+			}
+			if ci := a.GapCI95[i]; ci[0] > a.Gap[i]+1e-12 || ci[1] < a.Gap[i]-1e-12 {
+				t.Errorf("%s H=%d: gap %v outside its interval %v", a.Arm, h, a.Gap[i], ci)
+			}
+			if len(a.Seeds[i]) != tiny.RLSeeds {
+				t.Errorf("%s H=%d: %d seed gaps, want %d", a.Arm, h, len(a.Seeds[i]), tiny.RLSeeds)
+			}
+			if a.Gap[i] > 0 {
+				positive++
+			}
+		}
+		if (a.Fit != nil) != (positive >= 3) || (a.Fit == nil && a.Note == "") {
+			t.Errorf("%s: %d positive gaps, fit %v, note %q", a.Arm, positive, a.Fit, a.Note)
+		}
+	}
+	for _, h := range cfg.Horizons {
+		if _, err := os.Stat(filepath.Join(res.Runs[h], "summary.json")); err != nil {
+			t.Errorf("H=%d: %v", h, err)
+		}
+	}
+	first, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| 2 | ", "| 4 | ", reproduce.ArmCalibrated + " gap", "Slopes of log(gap)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if strings.Contains(string(md), "not yet run") {
+		t.Error("the finished study's report says horizons are left")
+	}
+	if _, err := RunLearned(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.ReadFile(filepath.Join(out, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(first, again) {
+		t.Error("the study run again on its finished folder wrote another result.json")
+	}
+}
