@@ -37,11 +37,12 @@ func atLeast(cmd *cobra.Command, lo float64, strict bool, names ...string) error
 	return nil
 }
 
-// checkTemperature checks a --temperature flag: -1, the default, means
-// "the agent's own"; any value given must be a temperature.
+// checkTemperature checks a --temperature flag: -1, the default the help
+// shows, means "the agent's own" (greedy for lm:DIR), given or not; any
+// other value must be a temperature.
 func checkTemperature(cmd *cobra.Command, v float64) error {
-	if cmd.Flags().Changed("temperature") && !(v >= 0 && v <= 100) {
-		return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy)", v)
+	if cmd.Flags().Changed("temperature") && v != -1 && !(v >= 0 && v <= 100) {
+		return fmt.Errorf("--temperature %v: want a value in [0, 100] (0 is greedy), or -1 for the agent's own", v)
 	}
 	return nil
 }

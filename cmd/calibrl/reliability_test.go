@@ -124,6 +124,10 @@ func TestNegativeOverridesRefused(t *testing.T) {
 			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
 		}
 	}
+	// The help shows -1 as --temperature's default: given, it is taken.
+	if _, err := run(t, "eval", "--temperature", "-1", "-n", "1"); err != nil {
+		t.Errorf("eval --temperature -1 (the default): %v", err)
+	}
 }
 
 // A checkpoint with an absurd config.json or NaN weights gives one line
