@@ -170,16 +170,16 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	// Prefill: every prompt token the cache lacks is a row; logits only
 	// for each last one.
 	skip := make([]int, S)
-	rowsNeeded := 0
+	prefill := 0
 	for s, p := range prompts {
 		skip[s] = min(commonPrefix(seqs[s].ids, p), len(p)-1)
-		rowsNeeded += len(p) - skip[s]
+		prefill += len(p) - skip[s]
 	}
-	rowsNeeded = max(rowsNeeded, S)
+	stepRows := S
 	if sc.Force != nil {
-		rowsNeeded += S * maxForced // a step may carry forced rows
+		stepRows += S * maxForced // a step may carry forced rows
 	}
-	st := m.decoder(rowsNeeded)
+	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
 	stop := make(map[int]bool, len(sc.Stop))
 	for _, t := range sc.Stop {
 		stop[t] = true
@@ -197,7 +197,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 		heads = append(heads, len(rows)-1)
 		active = append(active, s)
 	}
-	logits := st.step(m, rows, heads, slots)
+	logits := st.prefill(m, rows, heads, slots)
 	for {
 		next := rows[:0]
 		var keep []int
@@ -513,6 +513,38 @@ func (m *Model) decoder(R int) *decodeState {
 	return d
 }
 
+// maxPrefillRows bounds the rows of one prefill step. A simulator's reply
+// to a batch of conversations at 1,024 tokens reads hundreds of thousands
+// of prompt tokens at once (500 conversations of mathchat:h16), and step
+// buffers for all of them took gigabytes (about 10 KB a row at width 128);
+// in steps of this many rows they take tens of megabytes, and a step this
+// large keeps the matrix products efficient.
+const maxPrefillRows = 4096
+
+// prefill steps rows through in order, in steps of at most the rows the
+// decoder was sized for, and returns the logits of the rows listed in heads
+// (ascending), as one step would: a sequence whose rows fall in two steps
+// attends, in the later one, to the keys and values the earlier one
+// cached, by the same per-row arithmetic.
+func (d *decodeState) prefill(m *Model, rows []kvRow, heads []int, slots []*kvSlot) []float32 {
+	n := len(d.mean)
+	if len(rows) <= n {
+		return d.step(m, rows, heads, slots)
+	}
+	V := m.Config.VocabSize
+	out := make([]float32, 0, len(heads)*V)
+	h := 0
+	for a := 0; a < len(rows); a += n {
+		b := min(a+n, len(rows))
+		var hs []int
+		for ; h < len(heads) && heads[h] < b; h++ {
+			hs = append(hs, heads[h]-a)
+		}
+		out = append(out, d.step(m, rows[a:b], hs, slots)...)
+	}
+	return out
+}
+
 // step pushes rows through every block, writing their keys and values into
 // their sequence's cache slot (slots[row.seq]), and returns logits
 // [len(heads),V] for the rows listed in heads. A row attends to its own
@@ -565,6 +597,9 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 	}
 	// Final norm and logits only for the rows that sample.
 	K := len(heads)
+	if K == 0 {
+		return nil // a prefill step with no prompt's last token
+	}
 	for k, i := range heads {
 		copy(d.att[k*C:(k+1)*C], x[i*C:(i+1)*C])
 	}

@@ -1,6 +1,7 @@
 package lm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -126,6 +127,44 @@ func TestSampleIndependentOfBatch(t *testing.T) {
 		if a.Tokens[i] != b.Tokens[i] || math.Abs(float64(a.LogProbs[i]-b.LogProbs[i])) > 1e-6 {
 			t.Fatalf("token %d: alone %d (%v), in batch %d (%v)", i, a.Tokens[i], a.LogProbs[i], b.Tokens[i], b.LogProbs[i])
 		}
+	}
+}
+
+// A batch whose prompts hold more tokens than one prefill step takes
+// (maxPrefillRows) is read in several steps, one prompt split between two:
+// every sequence samples exactly what it samples alone.
+func TestSampleLongPrefillInSteps(t *testing.T) {
+	m := sampleModel(t, 2)
+	sc := SampleConfig{Temperature: 1, TopP: 0.9, MaxNewTokens: 3}
+	const n, plen = 250, 20 // 5,000 prompt tokens
+	if n*plen <= maxPrefillRows || (maxPrefillRows%plen) == 0 {
+		t.Fatalf("%d prompts of %d tokens do not split a prompt between prefill steps of %d", n, plen, maxPrefillRows)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	prompts := make([][]int, n)
+	rngs := make([]*rand.Rand, n)
+	for i := range prompts {
+		for range plen {
+			prompts[i] = append(prompts[i], rng.IntN(m.Config.VocabSize))
+		}
+		rngs[i] = rand.New(rand.NewPCG(uint64(i), 7))
+	}
+	batch, err := m.Sample(prompts, sc, rngs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		alone, err := m.Sample([][]int{p}, sc, []*rand.Rand{rand.New(rand.NewPCG(uint64(i), 7))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := alone[0], batch[i]
+		if fmt.Sprint(a.Tokens, a.LogProbs) != fmt.Sprint(b.Tokens, b.LogProbs) {
+			t.Fatalf("sequence %d: alone %v %v, in the batch %v %v", i, a.Tokens, a.LogProbs, b.Tokens, b.LogProbs)
+		}
+	}
+	if got := len(m.dec.mean); got > maxPrefillRows {
+		t.Errorf("step buffers for %d rows, want at most %d", got, maxPrefillRows)
 	}
 }
 
