@@ -265,7 +265,8 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 // unless told: two where there are two cores or more. Each holds its own
 // models, KV caches and episodes: the quick mathchat run's RL,
 // evaluation and gap stages peaked at 5.6 GB one at a time and 10.3 GB
-// two at a time.
+// two at a time; the horizon study's gap stages at 1,024 tokens (H = 16)
+// at 14.8 GB two at a time, mostly the simulator's KV caches.
 func DefaultJobs() int { return min(2, runtime.GOMAXPROCS(0)) }
 
 // runGroup runs independent stages, up to jobs at a time.

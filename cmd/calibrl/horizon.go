@@ -71,9 +71,10 @@ arms. After every finished H it writes report.md and result.json with the
 horizons so far (and names those left), so an interrupted study shows what
 it measured and the same command goes on from there. The study is several
 quick reproduce runs: expect hours on 2 cores (measured: logs, base and
-simulator at 1024 tokens 57 min; then 12 min at H = 2, 13 at H = 4 and 19
-at H = 8 with two jobs, which peaked at 15.2 GB of memory: --jobs 1 on a
-smaller machine).`,
+simulator at 1024 tokens 57 min, peak RSS 5.5 GB; then, with two jobs, 12
+min at H = 2, 13 at H = 4, 19 at H = 8 and 27 at H = 16, where two
+sim-to-real gap stages side by side peak at 14.8 GB: --jobs 1 on a machine
+with less than 24 GB).`,
 		Example: `  calibrl horizon --synthetic
   calibrl horizon --synthetic --horizons 2,4,8,16,32 --eps 0.01 --delta 0.05
   calibrl horizon --synthetic --json --out runs/horizon-synthetic
