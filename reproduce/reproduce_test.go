@@ -294,9 +294,6 @@ func TestWilsonOfARate(t *testing.T) {
 	}
 }
 
-// On docedit the paper has static above naive interactive (reward
-// hacking) and no oracle figure: the claim is turned round and the oracle
-// claim says it is not the paper's. Differences are in BLEU points.
 // bleuEval is an evaluation of one episode per problem with these BLEUs.
 func bleuEval(bleu ...float64) evaluation {
 	var e evaluation
@@ -308,6 +305,9 @@ func bleuEval(bleu ...float64) evaluation {
 	return e
 }
 
+// On docedit the paper has static above naive interactive (reward
+// hacking) and no oracle figure: the claim is turned round and the oracle
+// claim says it is not the paper's. Differences are in BLEU points.
 func TestDocEditClaimsFollowThePaper(t *testing.T) {
 	ev := bleuEval
 	r := &run{cfg: Config{Task: "docedit:easy", Preset: preset.Preset{RLSeeds: 2}}}

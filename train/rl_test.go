@@ -48,8 +48,6 @@ func TestRLBatchSeqAdvantages(t *testing.T) {
 	}
 }
 
-// lastIteration reads the iterations completed that out/last records (-1:
-// no checkpoint).
 // resumesFrom checks that out/last holds iteration it, and that GRPO run
 // again on out ends with want, the uninterrupted run's weights.
 func resumesFrom(t *testing.T, cfg RLConfig, out string, it int, want []float32) {
@@ -66,6 +64,8 @@ func resumesFrom(t *testing.T, cfg RLConfig, out string, it int, want []float32)
 	}
 }
 
+// lastIteration reads the iterations completed that out/last records (-1:
+// no checkpoint).
 func lastIteration(t *testing.T, out string) int {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(out, "last", trainerStateFile))
