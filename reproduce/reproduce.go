@@ -240,12 +240,6 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 		jobs = DefaultJobs()
 	}
 	for _, g := range groups {
-		// A stage runs only while the run is wanted: stopped between
-		// stages, the run says so instead of going on to a report of
-		// stages that never ran.
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		var todo []stage
 		for _, s := range g {
 			if f.Done(s.name) {
@@ -269,7 +263,10 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 // at 14.8 GB two at a time, mostly the simulator's KV caches.
 func DefaultJobs() int { return min(2, runtime.GOMAXPROCS(0)) }
 
-// runGroup runs independent stages, up to jobs at a time.
+// runGroup runs independent stages, up to jobs at a time. A stage starts
+// only while the run is wanted: stopped between stages, it returns the
+// stop instead of letting the run go on to a report of stages that never
+// ran.
 func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, log *slog.Logger) error {
 	runOne := func(ctx context.Context, s stage) error {
 		log.Info("reproduce: stage", "stage", s.name)

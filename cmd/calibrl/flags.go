@@ -37,6 +37,14 @@ func atLeast(cmd *cobra.Command, lo float64, strict bool, names ...string) error
 	return nil
 }
 
+// checkJobs checks a --jobs flag: 0 is reproduce.DefaultJobs.
+func checkJobs(jobs int) error {
+	if jobs < 0 {
+		return fmt.Errorf("--jobs %d: want at least 1 (or 0 for the default)", jobs)
+	}
+	return nil
+}
+
 // checkTemperature checks a --temperature flag: -1, the default the help
 // shows, means "the agent's own" (greedy for lm:DIR), given or not; any
 // other value must be a temperature.

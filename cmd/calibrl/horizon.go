@@ -86,8 +86,8 @@ with less than 24 GB).`,
 				return err
 			}
 			if !synthetic {
-				if jobs < 0 {
-					return fmt.Errorf("--jobs %d: want at least 1 (or 0 for the default)", jobs)
+				if err := checkJobs(jobs); err != nil {
+					return err
 				}
 				return runLearnedHorizon(cmd, task, presetName, iterations, jobs, hs, cfg.Seed, out, asJSON)
 			}

@@ -101,8 +101,8 @@ after an interruption (Ctrl-C) run the same command again.`,
 			if _, err := task.Lookup(cfg.Task); err != nil {
 				return err
 			}
-			if cfg.Jobs < 0 {
-				return fmt.Errorf("--jobs %d: want at least 1 (or 0 for the default)", cfg.Jobs)
+			if err := checkJobs(cfg.Jobs); err != nil {
+				return err
 			}
 			if cmd.Flags().Changed("rl-seeds") {
 				if rlSeeds < 1 {
