@@ -1,16 +1,19 @@
 package dialog
 
-// An Environment is the part of a task's world that acts on an agent's
-// turn before the user answers it, as a document editor applies the edit
-// commands in a turn. After each agent turn the rollout asks it for a
-// note; a note that is not empty is recorded as a system message right
-// after the turn, so the user reads it before replying and the agent
-// reads it in its next turn's history. Trainers give it no loss, since no
-// speaker wrote it. A tool (Tool) writes inside a turn as it is sampled;
-// an environment answers a finished one and sees the conversation.
+// An Environment is the part of a task's world that acts on the turns of
+// a conversation, as a document editor applies the edit commands in an
+// agent's turn before the user answers it, or a ledger notes the numbers
+// a user has told. After each agent turn, and after each reply of the
+// user's that the conversation goes on from (not the opening), the
+// rollout asks it for a note; a note that is not empty is recorded as a
+// system message right after the turn, so everyone who speaks next reads
+// it. Trainers give it no loss, since no speaker wrote it. A tool (Tool)
+// writes inside a turn as it is sampled; an environment answers a
+// finished one and sees the conversation.
 type Environment interface {
 	// Respond returns the note on the last message of history, an agent
-	// turn, or "" for none. v is the agent's view of the episode.
+	// turn or a reply, or "" for none. v is the agent's view of the
+	// episode.
 	Respond(v *View, history []Message) string
 }
 

@@ -154,8 +154,8 @@ func ReadRolePlayChat(msgs []dialog.Message) (*dialog.Oracle, []dialog.Message, 
 		case dialog.RoleUser:
 			history = append(history, dialog.Message{Role: dialog.RoleAssistant, Content: m.Content})
 		case dialog.RoleSystem:
-			if len(history) == 0 || history[len(history)-1].Role == dialog.RoleUser {
-				return nil, nil, fmt.Errorf("messages[%d]: a system message that follows no agent turn: after the prompt, system messages are the environment's notes on the agent's turns", start+i)
+			if len(history) == 0 {
+				return nil, nil, fmt.Errorf("messages[%d]: a system message before the opening: after the prompt, system messages are the environment's notes on the turns", start+i)
 			}
 			history = append(history, dialog.Message{Role: dialog.RoleSystem, Content: m.Content})
 		default:

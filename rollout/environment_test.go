@@ -53,3 +53,36 @@ func TestEnvironmentNote(t *testing.T) {
 		}
 	}
 }
+
+// replyNote notes every reply of the user's but the opening.
+type replyNote struct{}
+
+func (replyNote) Respond(_ *dialog.View, h []dialog.Message) string {
+	if n := len(h); n > 1 && h[n-1].Role == dialog.RoleUser {
+		return "after: " + h[n-1].Content
+	}
+	return ""
+}
+
+// An environment may note the user's replies too: the note follows the
+// reply while the episode goes on, the agent reads it, an exchange
+// returns it, and the reply that ends the episode gets none.
+func TestEnvironmentNoteOnReplies(t *testing.T) {
+	ep := logged(t, Config{Split: "test", Seed: 1, MaxTurns: 3}, 0, 0)
+	l := Begin(ep, nil, guessUser{}, Rules{Env: replyNote{}})
+	l.Opened("hi")
+	if len(l.Ep.Messages) != 1 {
+		t.Fatalf("the opening got a note: %+v", l.Ep.Messages)
+	}
+	x, err := l.Exchange(context.Background(), "1")
+	if err != nil || x.Note != "" || x.ReplyNote != "after: "+x.Reply || x.End {
+		t.Fatalf("exchange: %+v, %v", x, err)
+	}
+	if n := len(l.Ep.Messages); l.Ep.Messages[n-1].Content != x.ReplyNote || !dialog.IsNote(l.Ep.Messages[n-1]) {
+		t.Fatalf("the note is not recorded after the reply: %+v", l.Ep.Messages)
+	}
+	l.Said("2")
+	if note := l.Heard("no", true); note != "" || !l.Done() {
+		t.Fatalf("the last reply got the note %q (done %v)", note, l.Done())
+	}
+}

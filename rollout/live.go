@@ -101,10 +101,11 @@ func begin(ep dialog.Episode, agent dialog.Agent, agentRand *rand.Rand, user dia
 // one (it then has read the user's last message, and does not know that
 // the logged words there were not its own); the user opens and answers
 // each agent turn that a user turn follows (after the environment's note
-// on it, when there is one). When the prefix ends with an agent turn and
-// the rules have an environment, the environment notes that turn, as
-// Said would have: the user then reads the document (or whatever the
-// environment shows) that the turn left. Model-backed players
+// on it, when there is one). When the prefix ends with a turn rather than
+// a note on it and the rules have an environment, the environment notes
+// that turn, as Said or Heard would have: after an agent turn the user
+// then reads the document (or whatever the environment shows) that the
+// turn left, after a reply the agent reads the ledger. Model-backed players
 // (dialog.BatchAgent, dialog.BatchUser) read everything from the history
 // they are given and are not walked through.
 func Resume(ctx context.Context, ep dialog.Episode, agent dialog.Agent, user dialog.User, userSeed uint64, r Rules) (*Live, error) {
@@ -137,7 +138,7 @@ func Resume(ctx context.Context, ep dialog.Episode, agent dialog.Agent, user dia
 			}
 		}
 	}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == dialog.RoleAssistant {
+	if n := len(msgs); n > 1 && !dialog.IsNote(msgs[n-1]) {
 		l.note()
 	}
 	return l, nil
@@ -171,8 +172,9 @@ func (l *Live) Said(text string) (note string) {
 	return l.note()
 }
 
-// note records the environment's note on the last agent turn, when the
-// rules have an environment and it has something to say, and returns it.
+// note records the environment's note on the last message, an agent turn
+// or the user's reply to one, when the rules have an environment and it
+// has something to say, and returns it.
 func (l *Live) note() string {
 	if l.rules.Env == nil {
 		return ""
@@ -188,8 +190,10 @@ func (l *Live) note() string {
 // none: a user may end without a word), and whether the user ended the
 // episode. The episode is over when the user ended it, for the reason the
 // session gives (dialog.UserEnded when it gives none), or when the turn
-// limit is reached.
-func (l *Live) Heard(text string, end bool) {
+// limit is reached. While it goes on, the environment's note on the
+// reply is recorded after it and returned ("" for none): the agent reads
+// it before its next turn (mathchat's ledger of the numbers told).
+func (l *Live) Heard(text string, end bool) (note string) {
 	if text != "" {
 		l.add(dialog.RoleUser, text)
 	}
@@ -198,7 +202,10 @@ func (l *Live) Heard(text string, end bool) {
 		l.done, l.Ep.End = true, endReason(l.User)
 	case l.Ep.Turns >= l.Ep.MaxTurns:
 		l.done, l.Ep.End = true, dialog.MaxTurns
+	case text != "":
+		return l.note()
 	}
+	return ""
 }
 
 func (l *Live) add(role dialog.Role, text string) {
@@ -236,20 +243,27 @@ func (l *Live) UserTurn(ctx context.Context) error {
 	return nil
 }
 
+// Exchanged is what follows an agent turn: the environment's note on it,
+// the user's reply, the environment's note on the reply ("" for none
+// and once the episode is over) and whether the user ended the episode.
+type Exchanged struct {
+	Note, Reply, ReplyNote string
+	End                    bool
+}
+
 // Exchange records text, an agent turn written elsewhere, and has the
-// user answer it: it returns the environment's note on the turn, the
-// user's reply and whether the user ended the episode. When the user
-// cannot answer, the record is left as it was, so that the turn may be
-// sent again.
-func (l *Live) Exchange(ctx context.Context, text string) (note, reply string, end bool, err error) {
+// user answer it. When the user cannot answer, the record is left as it
+// was, so that the turn may be sent again.
+func (l *Live) Exchange(ctx context.Context, text string) (Exchanged, error) {
 	before, turns := len(l.Ep.Messages), l.Ep.Turns
-	note = l.Said(text)
-	if reply, end, err = l.User.Reply(ctx, l.Ep.Messages); err != nil {
+	x := Exchanged{Note: l.Said(text)}
+	var err error
+	if x.Reply, x.End, err = l.User.Reply(ctx, l.Ep.Messages); err != nil {
 		l.Ep.Messages, l.Ep.Turns = l.Ep.Messages[:before], turns
-		return "", "", false, err
+		return Exchanged{}, err
 	}
-	l.Heard(reply, end)
-	return note, reply, end, nil
+	x.ReplyNote = l.Heard(x.Reply, x.End)
+	return x, nil
 }
 
 // Finish scores the episode with the task's scorer and totals its

@@ -265,17 +265,17 @@ func TestExchangeAndEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := append([]dialog.Message(nil), l.Ep.Messages...)
-	if _, _, _, err := l.Exchange(context.Background(), "2"); err == nil {
+	if _, err := l.Exchange(context.Background(), "2"); err == nil {
 		t.Fatal("want the user's error")
 	}
 	if !reflect.DeepEqual(l.Ep.Messages, before) || l.Ep.Turns != 0 {
 		t.Fatalf("after a failed exchange: %+v, %d turns; want %+v, 0", l.Ep.Messages, l.Ep.Turns, before)
 	}
-	note, reply, end, err := l.Exchange(context.Background(), "2")
-	if err != nil || note != "even: 2" || reply == "" || end || l.Done() {
-		t.Fatalf("exchange: note %q reply %q end %v done %v err %v", note, reply, end, l.Done(), err)
+	x, err := l.Exchange(context.Background(), "2")
+	if err != nil || x.Note != "even: 2" || x.Reply == "" || x.ReplyNote != "" || x.End || l.Done() {
+		t.Fatalf("exchange: %+v done %v err %v", x, l.Done(), err)
 	}
-	if _, _, _, err := l.Exchange(context.Background(), "8"); err != nil || !l.Done() || l.Ep.End != dialog.MaxTurns {
+	if _, err := l.Exchange(context.Background(), "8"); err != nil || !l.Done() || l.Ep.End != dialog.MaxTurns {
 		t.Fatalf("at the turn limit: done %v end %q err %v", l.Done(), l.Ep.End, err)
 	}
 	l.Finish(guessTask{})

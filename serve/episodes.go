@@ -112,13 +112,17 @@ type TurnRequest struct {
 // after a turn of edit commands), "" for none: the transcript records it
 // as a system message before the reply, the user read it, and the agent
 // should be shown it as a system message before the reply, as calibrl's
-// own agents are.
+// own agents are. ReplyNote is the environment's note on the reply
+// (mathchat's ledger on the horizon levels: the numbers still missing),
+// "" for none: the transcript records it as a system message after the
+// reply, and the agent should be shown it there before its next turn.
 type TurnResponse struct {
-	Note   string   `json:"note,omitempty"`
-	Reply  string   `json:"reply"`
-	Done   bool     `json:"done"`
-	Reward float64  `json:"reward"`
-	Info   TurnInfo `json:"info"`
+	Note      string   `json:"note,omitempty"`
+	Reply     string   `json:"reply"`
+	ReplyNote string   `json:"reply_note,omitempty"`
+	Done      bool     `json:"done"`
+	Reward    float64  `json:"reward"`
+	Info      TurnInfo `json:"info"`
 }
 
 // TurnInfo is what a trainer may log about a turn.
@@ -257,7 +261,7 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	// The environment answers the turn before the user does, as in the
 	// rollout; a turn the user could not answer is not recorded, so the
 	// client may send it again.
-	note, reply, end, err := e.live.Exchange(r.Context(), req.Message)
+	x, err := e.live.Exchange(r.Context(), req.Message)
 	if err != nil {
 		status := http.StatusBadGateway
 		if r.Context().Err() != nil {
@@ -268,7 +272,7 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ep := &e.live.Ep
-	resp := TurnResponse{Note: note, Reply: reply, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: end}}
+	resp := TurnResponse{Note: x.Note, Reply: x.Reply, ReplyNote: x.ReplyNote, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: x.End}}
 	if e.live.Done() {
 		e.live.Finish(e.task)
 		e.closed.Store(true)

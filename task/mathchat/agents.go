@@ -93,7 +93,12 @@ func (s *scriptedSession) Act(_ context.Context, history []dialog.Message) (stri
 	if len(history) == 0 {
 		return "", fmt.Errorf("mathchat: agent called with an empty conversation")
 	}
+	// The user's last message: the environment's note after it (Ledger)
+	// is not the user's, and the scripted agents keep their own books.
 	last := history[len(history)-1].Content
+	for i := len(history) - 1; i > 0 && dialog.IsNote(history[i]); i-- {
+		last = history[i-1].Content
+	}
 	if s.booked != nil {
 		return s.booked.act(last, false), nil
 	}

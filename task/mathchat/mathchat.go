@@ -71,6 +71,10 @@ type Config struct {
 	// scripted agents' turns are written with it too, so the logs, the
 	// base policy and every arm share one notation. Default true.
 	Calculator bool
+	// Ledger gives the task its bookkeeping environment (Ledger): after
+	// each reply of the user a note of the numbers still missing, then of
+	// the whole problem. The horizon levels turn it on; default false.
+	Ledger bool
 }
 
 // DefaultConfig returns the documented defaults.
@@ -256,6 +260,15 @@ func (t *Task) Tool() dialog.Tool {
 		return nil
 	}
 	return t.calculator()
+}
+
+// Environment returns the ledger when Config.Ledger is on, else nil
+// (dialog.EnvironmentOf).
+func (t *Task) Environment() dialog.Environment {
+	if !t.cfg.Ledger {
+		return nil
+	}
+	return Ledger{l: t.lang}
 }
 
 // calculator divides exactly on GSM8K data, whose solutions carry
