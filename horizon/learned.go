@@ -95,8 +95,16 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	base, _, _ := strings.Cut(cfg.Task, ":")
-	res := &LearnedResult{Task: base, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
+	// "mathchat" or "mathchat:OPTION" (":ledger", ":nocalc"): each H
+	// plays "mathchat:hH" with the same option.
+	base, opt, _ := strings.Cut(cfg.Task, ":")
+	level := func(h int) string {
+		if opt == "" {
+			return fmt.Sprintf("%s:h%d", base, h)
+		}
+		return fmt.Sprintf("%s:h%d:%s", base, h, opt)
+	}
+	res := &LearnedResult{Task: cfg.Task, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	// The synthetic study at the same horizons, its lines drawn beside
 	// the learned gaps.
@@ -111,7 +119,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	shared := filepath.Join(cfg.Out, "shared")
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}
 	for _, h := range cfg.Horizons {
-		prep.Tasks, prep.MaxTurns = append(prep.Tasks, fmt.Sprintf("%s:h%d", base, h)), append(prep.MaxTurns, h)
+		prep.Tasks, prep.MaxTurns = append(prep.Tasks, level(h)), append(prep.MaxTurns, h)
 	}
 	cfg.Log.Info("horizon: learned study: logs, base policy and simulator for every H", "folder", shared)
 	if err := reproduce.Prepare(ctx, prep); err != nil {
@@ -123,7 +131,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
-		rc := reproduce.Config{Task: fmt.Sprintf("%s:h%d", base, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared, Jobs: cfg.Jobs}
+		rc := reproduce.Config{Task: level(h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared, Jobs: cfg.Jobs}
 		rows, err := reproduce.Run(ctx, rc)
 		if err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)

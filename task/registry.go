@@ -27,6 +27,7 @@ func registry() map[string]constructor {
 				return nil, err
 			}
 			cfg.Calculator = !o.noCalculator
+			cfg.Ledger = o.ledger
 			t, err := mathchat.New(cfg)
 			if err != nil {
 				return nil, err

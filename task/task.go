@@ -49,7 +49,14 @@ type constructor func(level string, o options) (Task, error)
 type options struct {
 	// noCalculator turns mathchat's calculator off (":nocalc").
 	noCalculator bool
+	// ledger gives mathchat its ledger of the numbers told (":ledger").
+	ledger bool
 }
+
+// WithLedger is the option that gives mathchat its ledger
+// (mathchat.Ledger): "mathchat:h8:ledger", or "mathchat:ledger" at the
+// default level.
+const WithLedger = "ledger"
 
 // NoCalculator is the option that turns mathchat's calculator off:
 // "mathchat:easy:nocalc", or "mathchat:nocalc" at the default level.
@@ -65,7 +72,8 @@ const NoCalculator = "nocalc"
 var Levels = []string{"", "easy", "hN"}
 
 // Lookup builds the task named "NAME", "NAME:LEVEL", or either followed
-// by ":nocalc" (mathchat without its calculator), and then optionally by
+// by ":nocalc" (mathchat without its calculator) or ":ledger" (mathchat
+// with its ledger of the numbers told), and then optionally by
 // ":data=PATH[#sha256:HEX]" (instances from the user's data; see WithData).
 func Lookup(name string) (Task, error) {
 	spec := withoutData(name)
@@ -75,8 +83,8 @@ func Lookup(name string) (Task, error) {
 		return nil, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
 	}
 	level, opt, _ := strings.Cut(rest, ":")
-	if level == NoCalculator && opt == "" {
-		level, opt = "", NoCalculator
+	if (level == NoCalculator || level == WithLedger) && opt == "" {
+		level, opt = "", level
 	}
 	var o options
 	switch opt {
@@ -86,8 +94,13 @@ func Lookup(name string) (Task, error) {
 			return nil, fmt.Errorf("task %q: %s has no calculator to turn off", name, base)
 		}
 		o.noCalculator = true
+	case WithLedger:
+		if base != "mathchat" {
+			return nil, fmt.Errorf("task %q: %s has no ledger", name, base)
+		}
+		o.ledger = true
 	default:
-		return nil, fmt.Errorf("task %q: unknown option %q (want %s, or data=PATH last)", name, opt, NoCalculator)
+		return nil, fmt.Errorf("task %q: unknown option %q (want %s or %s, or data=PATH last)", name, opt, NoCalculator, WithLedger)
 	}
 	if strings.ContainsAny(level, `/\.`) {
 		return nil, fmt.Errorf("task %q: %q is not a level; give a data folder or file with --data %s (or as %q)", name, level, rest, base+dataOption+rest)

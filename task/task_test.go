@@ -3,6 +3,8 @@ package task
 import (
 	"strings"
 	"testing"
+
+	"github.com/calibrl/calibrl/dialog"
 )
 
 func TestLookupKnowsTheTasks(t *testing.T) {
@@ -59,5 +61,22 @@ func TestLookupLevels(t *testing.T) {
 		if _, err := Lookup(name); err == nil || err.Error() != want {
 			t.Errorf("Lookup(%s): got %v, want %s", name, err, want)
 		}
+	}
+}
+
+// ":ledger" gives mathchat its ledger at any level, and only mathchat;
+// without it no level has an environment.
+func TestLookupLedger(t *testing.T) {
+	for name, want := range map[string]bool{"mathchat:h8:" + WithLedger: true, "mathchat:" + WithLedger: true, "mathchat:h8": false, "mathchat": false} {
+		tk, err := Lookup(name)
+		if err != nil {
+			t.Fatalf("Lookup(%s): %v", name, err)
+		}
+		if got := dialog.EnvironmentOf(tk) != nil; got != want {
+			t.Errorf("Lookup(%s): environment %v, want %v", name, got, want)
+		}
+	}
+	if _, err := Lookup("docedit:easy:" + WithLedger); err == nil || !strings.Contains(err.Error(), "docedit has no ledger") {
+		t.Errorf("docedit with a ledger: got %v", err)
 	}
 }

@@ -10,10 +10,12 @@ import (
 	"github.com/calibrl/calibrl/rollout"
 )
 
-// ledgerTask is the h8 level's task, which keeps the ledger.
-func ledgerTask(t *testing.T) *Task {
+// ledgerTask is the h8 level's task with the ledger.
+func ledgerTask(t testing.TB) *Task {
 	t.Helper()
-	tk, err := New(mustLevel(t, "h8"))
+	cfg := mustLevel(t, "h8")
+	cfg.Ledger = true
+	tk, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,20 +165,20 @@ func TestLedgerRecordsWhatTheUserSaid(t *testing.T) {
 	}
 }
 
-// Only the horizon levels keep the ledger; the default task and the easy
-// level have no environment.
-func TestLedgerOnlyOnHorizonLevels(t *testing.T) {
-	for name, want := range map[string]bool{"": false, "easy": false, "h2": true, "h16": true} {
-		cfg, err := Level(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tk, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := dialog.EnvironmentOf(tk) != nil; got != want {
-			t.Errorf("level %q: environment %v, want %v", name, got, want)
+// The ledger is there when Config.Ledger asks for it, at any level, and
+// not otherwise.
+func TestLedgerOnlyWhenAsked(t *testing.T) {
+	for _, name := range []string{"", "easy", "h2", "h16"} {
+		for _, on := range []bool{false, true} {
+			cfg := mustLevel(t, name)
+			cfg.Ledger = on
+			tk, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := dialog.EnvironmentOf(tk) != nil; got != on {
+				t.Errorf("level %q, Ledger %v: environment %v", name, on, got)
+			}
 		}
 	}
 }
@@ -187,12 +189,8 @@ func FuzzLedger(f *testing.F) {
 	f.Add("How many eggs does Gina buy?", "It was 4.")
 	f.Add("The answer is 5.", "Gina buys 7 eggs. The eggs cost $2 each.")
 	f.Add("", "I think it was 1/2, let me check... yes, 0.5.")
-	tk, err := New(mustLevel(f, "h8"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	env := dialog.EnvironmentOf(tk)
-	o, v, err := tk.Instance("test", 0)
+	env := dialog.EnvironmentOf(ledgerTask(f))
+	o, v, err := ledgerTask(f).Instance("test", 0)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -11,8 +11,7 @@ import "github.com/calibrl/calibrl/task/level"
 // problems each, solving 0.90, 0.985, 0.985 and 0.985 of them within H
 // turns; sloppy 2.0, 3.6, 6.9 and 13.6 turns, solving 0.43, 0.89, 0.935
 // and 0.975). Before, the hN levels withheld at most three numbers and
-// careful needed 2.0, 2.1, 3.2 and 4.0 turns. The hN levels keep the
-// ledger (Ledger) of the numbers told.
+// careful needed 2.0, 2.1, 3.2 and 4.0 turns.
 func Level(name string) (Config, error) {
 	l, err := level.Parse(name)
 	if err != nil {
@@ -43,12 +42,6 @@ func Level(name string) (Config, error) {
 			cfg.MaxNumber = 20
 		}
 		cfg.MaxAnswer = 9999
-		// Up to eleven withheld numbers are more than the embedded base
-		// policy keeps track of over a conversation (at h8 it re-asked
-		// told numbers on 28% of its turns and solved 0.005 of the
-		// problems): the ledger does the bookkeeping, as the calculator
-		// does the sums, and leaves the dialogue to the agent.
-		cfg.Ledger = true
 	}
 	return cfg, nil
 }

@@ -16,7 +16,6 @@ func TestLevel(t *testing.T) {
 	at := func(hidden int) Config {
 		c := easy
 		c.Families, c.Items, c.MinHidden, c.MaxHidden, c.MaxAnswer = []string{"shopping"}, (hidden+1)/2, hidden, hidden, 9999
-		c.Ledger = true
 		if c.Items > 3 {
 			c.MaxNumber = 20
 		}

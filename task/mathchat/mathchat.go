@@ -73,7 +73,8 @@ type Config struct {
 	Calculator bool
 	// Ledger gives the task its bookkeeping environment (Ledger): after
 	// each reply of the user a note of the numbers still missing, then of
-	// the whole problem. The horizon levels turn it on; default false.
+	// the whole problem. Default false; a task name turns it on with
+	// ":ledger" ("mathchat:h8:ledger").
 	Ledger bool
 }
 
