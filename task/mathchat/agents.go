@@ -162,18 +162,29 @@ func (s *scriptedSession) Act(_ context.Context, history []dialog.Message) (stri
 // question when every number in it agrees ("4", "I think it was 4, let me
 // check... yes, 4").
 func (s *scriptedSession) absorb(msg string) {
+	s.l.take(s.p, func() *stmt { return s.pending }, msg, s.fill)
+}
+
+// take is how a reader of the conversation takes numbers from a user's
+// reply to p (the scripted agents, the ledger): every sentence of the
+// grammar with its number fills the withheld statement it names; then,
+// when the statement asked about (asked, read after those fills) is
+// still withheld and every number of the reply agrees, that number fills
+// it.
+func (l *language) take(p *problem, asked func() *stmt, msg string, fill func(*stmt, *big.Rat)) {
 	for _, sent := range splitSentences(msg) {
-		st, ok := s.l.readSentence(sent)
+		st, ok := l.readSentence(sent)
 		if !ok || st.val == nil {
 			continue
 		}
-		for _, u := range s.p.unknown() {
+		for _, u := range p.unknown() {
 			if u.key() == st.key() {
-				s.fill(u, st.val)
+				fill(u, st.val)
 			}
 		}
 	}
-	if s.pending == nil || s.pending.val != nil {
+	a := asked()
+	if a == nil || a.val != nil {
 		return
 	}
 	ns := Numbers(msg)
@@ -185,7 +196,7 @@ func (s *scriptedSession) absorb(msg string) {
 			return
 		}
 	}
-	s.fill(s.pending, ns[0].Value)
+	fill(a, ns[0].Value)
 }
 
 func (s *scriptedSession) fill(st *stmt, v *big.Rat) {

@@ -1,6 +1,7 @@
 package mathchat
 
 import (
+	"math/big"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -18,12 +19,13 @@ import (
 // that tell nothing add nothing.
 //
 // The ledger keeps what the user said, not what is true: it reads the
-// conversation as the scripted agents do (the task's grammar, never the
-// oracle). A sentence of the grammar with its number fills the withheld
-// statement it names; a reply whose numbers all agree ("4", "I think it
-// was 4, let me check... yes, 4") fills the one statement the agent's
-// last turn asked about, as the user reads questions (two cue words). A
-// simulator that answers with a wrong number is recorded with it.
+// replies as the scripted agents do (language.take: the task's grammar,
+// never the oracle). A sentence of the grammar with its number fills the
+// withheld statement it names; a reply whose numbers all agree ("4", "I
+// think it was 4, let me check... yes, 4") fills the one statement the
+// agent's last turn asked about, as the user reads questions (two cue
+// words). A simulator that answers with a wrong number is recorded with
+// it.
 //
 // What is left to the agent is the dialogue: which number to ask for,
 // in words the user understands, what to make of a question back, when
@@ -93,42 +95,10 @@ func (g Ledger) replay(history []dialog.Message) *problem {
 				asked = p.stmts[r.fact]
 			}
 		case dialog.RoleUser:
-			g.take(p, asked, m.Content)
+			g.l.take(p, func() *stmt { return asked }, m.Content, func(st *stmt, v *big.Rat) { st.val = v })
 		}
 	}
 	return p
-}
-
-// take fills p's withheld statements from a reply: each sentence of the
-// grammar with a number fills the statement it names; otherwise, when
-// asked is still withheld and every number of the reply agrees, that
-// number fills it.
-func (g Ledger) take(p *problem, asked *stmt, reply string) {
-	told := false
-	for _, sent := range splitSentences(reply) {
-		st, ok := g.l.readSentence(sent)
-		if !ok || st.val == nil {
-			continue
-		}
-		for _, u := range p.unknown() {
-			if u.key() == st.key() {
-				u.val, told = st.val, true
-			}
-		}
-	}
-	if told || asked == nil || asked.val != nil {
-		return
-	}
-	ns := Numbers(reply)
-	if len(ns) == 0 {
-		return
-	}
-	for _, n := range ns[1:] {
-		if n.Value.Cmp(ns[0].Value) != 0 {
-			return
-		}
-	}
-	asked.val = ns[0].Value
 }
 
 // note writes the ledger's note on p.
