@@ -162,16 +162,15 @@ func (s *scriptedSession) Act(_ context.Context, history []dialog.Message) (stri
 // question when every number in it agrees ("4", "I think it was 4, let me
 // check... yes, 4").
 func (s *scriptedSession) absorb(msg string) {
-	s.l.take(s.p, func() *stmt { return s.pending }, msg, s.fill)
+	s.l.take(s.p, s.pending, msg, s.fill)
 }
 
 // take is how a reader of the conversation takes numbers from a user's
 // reply to p (the scripted agents, the ledger): every sentence of the
 // grammar with its number fills the withheld statement it names; then,
-// when the statement asked about (asked, read after those fills) is
-// still withheld and every number of the reply agrees, that number fills
-// it.
-func (l *language) take(p *problem, asked func() *stmt, msg string, fill func(*stmt, *big.Rat)) {
+// when the statement asked about (asked; nil for none) is still withheld
+// and every number of the reply agrees, that number fills it.
+func (l *language) take(p *problem, asked *stmt, msg string, fill func(*stmt, *big.Rat)) {
 	for _, sent := range splitSentences(msg) {
 		st, ok := l.readSentence(sent)
 		if !ok || st.val == nil {
@@ -183,8 +182,7 @@ func (l *language) take(p *problem, asked func() *stmt, msg string, fill func(*s
 			}
 		}
 	}
-	a := asked()
-	if a == nil || a.val != nil {
+	if asked == nil || asked.val != nil {
 		return
 	}
 	ns := Numbers(msg)
@@ -196,7 +194,7 @@ func (l *language) take(p *problem, asked func() *stmt, msg string, fill func(*s
 			return
 		}
 	}
-	fill(a, ns[0].Value)
+	fill(asked, ns[0].Value)
 }
 
 func (s *scriptedSession) fill(st *stmt, v *big.Rat) {

@@ -95,7 +95,7 @@ func (g Ledger) replay(history []dialog.Message) *problem {
 				asked = p.stmts[r.fact]
 			}
 		case dialog.RoleUser:
-			g.l.take(p, func() *stmt { return asked }, m.Content, func(st *stmt, v *big.Rat) { st.val = v })
+			g.l.take(p, asked, m.Content, func(st *stmt, v *big.Rat) { st.val = v })
 		}
 	}
 	return p
