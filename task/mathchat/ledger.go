@@ -14,8 +14,10 @@ import (
 // numbers in its head. While numbers are still missing the note lists
 // them as the opening worded them ("Still missing: Tara buys some
 // balloons."); once the user has told every one it states the whole
-// problem with them ("Every number: Tara buys 6 pencils. ..."). A note
-// is written only when it differs from the ledger's last one, so replies
+// problem with them ("Every number: Tara buys 6 pencils. ...") and the
+// working that solves it, the calculator's steps in the order the
+// scripted agents write them ("Working: 6 × 2 = 12. ..."). A note is
+// written only when it differs from the ledger's last one, so replies
 // that tell nothing add nothing.
 //
 // The ledger keeps what the user said, not what is true: it reads the
@@ -32,13 +34,22 @@ import (
 // to stop asking and answer. On the horizon levels, where problems
 // withhold up to eleven numbers, the embedded base policy could not do
 // this bookkeeping over the conversation and re-asked numbers it had
-// been told (28% of its turns at h8, with 0.005 success).
+// been told (28% of its turns at h8, with 0.005 success). With the list
+// of missing numbers but without the working it still solved none at h8
+// (200 problems, greedy): where it had asked for every number it could
+// not carry seven of them from the problem into its steps ("9 × 8 = 72.
+// 3 × 1 = 3." for 9 marbles at $8 and 2 cards at $3), so the ledger
+// lays the steps out, and the agent's answer is theirs to copy. The
+// working is what the user said worked out: a wrong number told gives a
+// wrong working, and an agent that answers before asking has none.
 type Ledger struct{ l *language }
 
 // Notes of the ledger, ahead of the statements they list.
 const (
 	ledgerMissing = "Still missing:"
 	ledgerAll     = "Every number:"
+	// ledgerWorking heads the working that follows the full problem.
+	ledgerWorking = "Working:"
 )
 
 // Respond returns the ledger's note on the last message of history when
@@ -118,6 +129,15 @@ func (g Ledger) note(p *problem) string {
 			text = render(st.pat.forms[0], st.slots, st.val, nil)
 		}
 		b.WriteString(" " + text)
+	}
+	// The working with those numbers, in the steps the scripted agents
+	// write: the calculator's sums laid out in the order they are done.
+	c := &calc{slipAt: -1}
+	if _, err := g.l.solve(p, c); err == nil && len(c.steps) > 0 {
+		b.WriteString(" " + ledgerWorking)
+		for _, st := range c.steps {
+			b.WriteString(" " + st + ".")
+		}
 	}
 	return b.String()
 }

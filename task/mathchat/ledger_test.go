@@ -29,6 +29,19 @@ func statements(o *dialog.Oracle) string {
 	return strings.Join(s[:len(s)-1], " ")
 }
 
+// fullNote is the ledger's last note on a problem whose statements, as
+// the user told them, are stmts: them, then the working Solve gives for
+// them with the oracle's question.
+func fullNote(t *testing.T, o *dialog.Oracle, stmts string) string {
+	t.Helper()
+	s := splitSentences(o.Instruction)
+	_, steps, err := Solve(stmts + " " + s[len(s)-1])
+	if err != nil {
+		t.Fatalf("solving %q: %v", stmts, err)
+	}
+	return ledgerAll + " " + stmts + " " + ledgerWorking + " " + strings.Join(steps, ". ") + "."
+}
+
 // Played through the rollout against the human proxy, the ledger notes
 // each reply that tells a number, only replies, and ends where the
 // careful agent answers with the whole problem as the oracle has it; the
@@ -90,8 +103,14 @@ func TestLedgerFollowsTheConversation(t *testing.T) {
 		}
 		if strings.HasPrefix(last, ledgerAll) {
 			complete++
-			if want := ledgerAll + " " + statements(o); last != want {
+			if want := fullNote(t, o, statements(o)); last != want {
 				t.Fatalf("problem %d: last note\n%q\nwant\n%q", i, last, want)
+			}
+			// The careful agent's answer is the note's working, then
+			// the answer: a policy that copies the note has the sum.
+			working := last[strings.Index(last, ledgerWorking)+len(ledgerWorking)+1:]
+			if ans := with[len(with)-2].Content; !strings.HasPrefix(ans, working+" The answer is ") {
+				t.Fatalf("problem %d: the answer %q does not follow the working %q", i, ans, working)
 			}
 		}
 	}
@@ -160,7 +179,7 @@ func TestLedgerRecordsWhatTheUserSaid(t *testing.T) {
 		}
 	}
 	want = strings.Replace(want, first.Text, strings.Replace(first.Text, first.Value, "97", 1), 1)
-	if want = ledgerAll + " " + want; note != want {
+	if want = fullNote(t, o, want); note != want {
 		t.Fatalf("after every number:\n%q\nwant\n%q", note, want)
 	}
 }
