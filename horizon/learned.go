@@ -95,15 +95,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	// "mathchat" or "mathchat:OPTION" (":ledger", ":nocalc"): each H
-	// plays "mathchat:hH" with the same option.
-	base, opt, _ := strings.Cut(cfg.Task, ":")
-	level := func(h int) string {
-		if opt == "" {
-			return fmt.Sprintf("%s:h%d", base, h)
-		}
-		return fmt.Sprintf("%s:h%d:%s", base, h, opt)
-	}
+	level := func(h int) string { return LevelTask(cfg.Task, h) }
 	res := &LearnedResult{Task: cfg.Task, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	// The synthetic study at the same horizons, its lines drawn beside
@@ -153,6 +145,17 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		}
 	}
 	return res, nil
+}
+
+// LevelTask is the task the study plays at horizon h for task, "mathchat"
+// or "mathchat:OPTION" (":ledger", ":nocalc"): its hH level with the same
+// option, "mathchat:h8:ledger".
+func LevelTask(task string, h int) string {
+	base, opt, _ := strings.Cut(task, ":")
+	if opt == "" {
+		return fmt.Sprintf("%s:h%d", base, h)
+	}
+	return fmt.Sprintf("%s:h%d:%s", base, h, opt)
 }
 
 // fitArms sets each regime's gaps over the finished horizons and fits

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -48,7 +49,7 @@ func TestLearnedStudyOnTiny(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	quiet := slog.NewTextHandler(io.Discard, nil)
-	cfg := LearnedConfig{Task: "mathchat", Preset: tiny, Horizons: []int{2, 3, 4}, Seed: 1, Out: out, Jobs: 2,
+	cfg := LearnedConfig{Task: "mathchat:ledger", Preset: tiny, Horizons: []int{2, 3, 4}, Seed: 1, Out: out, Jobs: 2,
 		Log: slog.New(cancelAtH{Handler: quiet, h: 3, cancel: cancel})}
 	if _, err := RunLearned(ctx, cfg); !errors.Is(err, context.Canceled) {
 		t.Fatalf("stopped at H=3: %v, want context.Canceled", err)
@@ -104,6 +105,19 @@ func TestLearnedStudyOnTiny(t *testing.T) {
 	for _, h := range cfg.Horizons {
 		if _, err := os.Stat(filepath.Join(res.Runs[h], "summary.json")); err != nil {
 			t.Errorf("H=%d: %v", h, err)
+		}
+		// Each H played the hH level with the study's option.
+		var m struct {
+			Config struct {
+				Task string `json:"task"`
+			} `json:"config"`
+		}
+		if data, err := os.ReadFile(filepath.Join(res.Runs[h], "manifest.json")); err != nil {
+			t.Errorf("H=%d: %v", h, err)
+		} else if err := json.Unmarshal(data, &m); err != nil {
+			t.Errorf("H=%d: manifest: %v", h, err)
+		} else if want := fmt.Sprintf("mathchat:h%d:ledger", h); m.Config.Task != want {
+			t.Errorf("H=%d played %q, want %q", h, m.Config.Task, want)
 		}
 	}
 	first, err := os.ReadFile(filepath.Join(out, "result.json"))

@@ -3,7 +3,9 @@ package horizon
 import (
 	"testing"
 
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/task"
 )
 
 // The study's models read a whole conversation of its longest horizon:
@@ -18,5 +20,39 @@ func TestStudyContextFitsTheLongestHorizon(t *testing.T) {
 	}
 	if p := withContext(quick, 16); p.Policy.Context != 1024 || p.Sim.Context != 1024 {
 		t.Errorf("up to h16: contexts %d and %d, want 1024", p.Policy.Context, p.Sim.Context)
+	}
+}
+
+// Every horizon plays the study's task at its hH level with the task's
+// option: the ledger asked for once is on at every H.
+func TestLevelTaskCarriesTheOption(t *testing.T) {
+	for _, c := range []struct {
+		task string
+		h    int
+		want string
+		env  bool
+	}{
+		{"mathchat", 8, "mathchat:h8", false},
+		{"mathchat:ledger", 2, "mathchat:h2:ledger", true},
+		{"mathchat:ledger", 16, "mathchat:h16:ledger", true},
+		{"mathchat:nocalc", 4, "mathchat:h4:nocalc", false},
+		{"docedit", 4, "docedit:h4", true}, // the document it shows
+	} {
+		name := LevelTask(c.task, c.h)
+		if name != c.want {
+			t.Errorf("LevelTask(%q, %d) = %q, want %q", c.task, c.h, name, c.want)
+			continue
+		}
+		tk, err := task.Lookup(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if env := dialog.EnvironmentOf(tk); (env != nil) != c.env {
+			t.Errorf("%s: environment %v, want one: %v", name, env, c.env)
+		}
+		if c.task == "mathchat:nocalc" && dialog.ToolOf(tk) != nil {
+			t.Errorf("%s has a calculator", name)
+		}
 	}
 }
