@@ -49,6 +49,10 @@ type Scripted struct {
 	// book, when set, is the tutor's book of the task's GSM8K data: the
 	// scripted agents' privileged channel, which no learned policy has.
 	book *tutorBook
+	// terse answers "The answer is N." without the working: the task's
+	// ledger works the sum out in its note (Ledger), so the logs a policy
+	// is cloned from do not teach it to copy numbers into steps.
+	terse bool
 }
 
 // NewScripted builds the agent for a profile (see Task.Profiles).
@@ -66,7 +70,7 @@ func NewScripted(profile string, slipRate float64) (*Scripted, error) {
 // arrives in the user's first message.
 func (a *Scripted) NewSession(_ *dialog.View, rng *rand.Rand) dialog.AgentSession {
 	l, _ := grammar() // compiled by New before any agent exists
-	return &scriptedSession{profile: a.profile, slipRate: a.slipRate, rng: rng, l: l, book: a.book}
+	return &scriptedSession{profile: a.profile, slipRate: a.slipRate, rng: rng, l: l, book: a.book, terse: a.terse}
 }
 
 type scriptedSession struct {
@@ -86,6 +90,7 @@ type scriptedSession struct {
 
 	book   *tutorBook   // nil unless the task holds GSM8K data
 	booked *bookSession // the problem was found in the book
+	terse  bool         // Scripted.terse
 }
 
 // Act returns the agent's next message.
@@ -297,6 +302,9 @@ func (s *scriptedSession) answer(slip bool) string {
 	}
 	var b strings.Builder
 	for _, st := range c.steps {
+		if s.terse {
+			break
+		}
 		b.WriteString(st + ". ")
 	}
 	b.WriteString("The answer is " + FormatRat(v) + ".")

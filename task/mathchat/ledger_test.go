@@ -2,6 +2,7 @@ package mathchat
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -22,30 +23,22 @@ func ledgerTask(t testing.TB) *Task {
 	return tk
 }
 
-// statements is a problem's text without its question: what the
-// ledger's last note states once every number is told.
-func statements(o *dialog.Oracle) string {
-	s := splitSentences(o.Instruction)
-	return strings.Join(s[:len(s)-1], " ")
-}
-
-// fullNote is the ledger's last note on a problem whose statements, as
-// the user told them, are stmts: them, then the working Solve gives for
-// them with the oracle's question.
-func fullNote(t *testing.T, o *dialog.Oracle, stmts string) string {
+// oracleAnswer is the answer the oracle's whole problem has.
+func oracleAnswer(t *testing.T, o *dialog.Oracle) string {
 	t.Helper()
-	s := splitSentences(o.Instruction)
-	_, steps, err := Solve(stmts + " " + s[len(s)-1])
+	v, _, err := Solve(o.Instruction)
 	if err != nil {
-		t.Fatalf("solving %q: %v", stmts, err)
+		t.Fatalf("solving %q: %v", o.Instruction, err)
 	}
-	return ledgerAll + " " + stmts + " " + ledgerWorking + " " + strings.Join(steps, ". ") + "."
+	return FormatRat(v)
 }
 
 // Played through the rollout against the human proxy, the ledger notes
-// each reply that tells a number, only replies, and ends where the
-// careful agent answers with the whole problem as the oracle has it; the
-// scripted agent and the human proxy play exactly as they do without it.
+// every reply but the last (the rollout notes no reply that ends the
+// episode), counts down what is missing, names as next what the careful
+// agent then asks, and ends where the careful agent answers with the
+// oracle's answer; the scripted agent and the human proxy play exactly
+// as they do without it.
 func TestLedgerFollowsTheConversation(t *testing.T) {
 	tk := ledgerTask(t)
 	env := dialog.EnvironmentOf(tk)
@@ -78,24 +71,32 @@ func TestLedgerFollowsTheConversation(t *testing.T) {
 		}
 		with, without := play(rollout.Rules{Env: env}), play(rollout.Rules{})
 		var spoken []dialog.Message
-		missing := len(strings.Split(o.Opening, "some")) // an upper bound: every withheld sentence says "some"
+		missing := hiddenFacts(8) + 1
 		last := ""
 		for j, m := range with {
 			if !dialog.IsNote(m) {
+				if m.Role == dialog.RoleUser && j > 0 && j < len(with)-1 && !dialog.IsNote(with[j+1]) {
+					t.Fatalf("problem %d: reply %d has no note", i, j)
+				}
 				spoken = append(spoken, m)
 				continue
 			}
 			if prev := with[j-1]; prev.Role != dialog.RoleUser || j == 1 {
 				t.Fatalf("problem %d: note %q after %s message %d", i, m.Content, prev.Role, j-1)
 			}
-			if m.Content == last {
-				t.Fatalf("problem %d: the note %q repeated", i, m.Content)
-			}
 			last = m.Content
-			if n := len(strings.Split(m.Content, "some")); strings.HasPrefix(m.Content, ledgerMissing) && n > missing {
-				t.Fatalf("problem %d: %q lists more missing than before", i, m.Content)
-			} else {
-				missing = n
+			if !strings.HasPrefix(m.Content, ledgerMissing) {
+				continue
+			}
+			var n int
+			if _, err := fmt.Sscanf(m.Content, ledgerMissing+" %d", &n); err != nil || n > missing || n < 1 {
+				t.Fatalf("problem %d: %q after %d missing", i, m.Content, missing)
+			}
+			missing = n
+			// The careful agent asks next for what the note names.
+			next := m.Content[strings.Index(m.Content, ledgerNext)+len(ledgerNext)+1:]
+			if ask := with[j+1].Content; !strings.HasSuffix(ask, next) && !strings.HasSuffix(ask, lowerFirst(next)) {
+				t.Fatalf("problem %d: the note names %q next, the agent asks %q", i, next, ask)
 			}
 		}
 		if !reflect.DeepEqual(spoken, without) {
@@ -103,14 +104,14 @@ func TestLedgerFollowsTheConversation(t *testing.T) {
 		}
 		if strings.HasPrefix(last, ledgerAll) {
 			complete++
-			if want := fullNote(t, o, statements(o)); last != want {
-				t.Fatalf("problem %d: last note\n%q\nwant\n%q", i, last, want)
+			want := "The answer is " + oracleAnswer(t, o) + "."
+			if last != ledgerAll+" "+want {
+				t.Fatalf("problem %d: last note %q, want %q", i, last, ledgerAll+" "+want)
 			}
-			// The careful agent's answer is the note's working, then
-			// the answer: a policy that copies the note has the sum.
-			working := last[strings.Index(last, ledgerWorking)+len(ledgerWorking)+1:]
-			if ans := with[len(with)-2].Content; !strings.HasPrefix(ans, working+" The answer is ") {
-				t.Fatalf("problem %d: the answer %q does not follow the working %q", i, ans, working)
+			// With the ledger the careful agent answers without its
+			// working: a policy cloned from it copies one number.
+			if ans := with[len(with)-2].Content; ans != want {
+				t.Fatalf("problem %d: the answer %q, want %q", i, ans, want)
 			}
 		}
 	}
@@ -120,8 +121,9 @@ func TestLedgerFollowsTheConversation(t *testing.T) {
 }
 
 // The ledger records what the user said, right or wrong: a bare number
-// fills what the agent asked about, a reply that tells nothing adds no
-// note, nor does an agent turn, and full sentences fill what they name.
+// fills what the agent asked about, a reply that tells nothing gets the
+// same note again, an agent turn none, and full sentences fill what they
+// name; the answer in the last note is the one the told numbers make.
 func TestLedgerRecordsWhatTheUserSaid(t *testing.T) {
 	tk := ledgerTask(t)
 	env := dialog.EnvironmentOf(tk)
@@ -151,16 +153,12 @@ func TestLedgerRecordsWhatTheUserSaid(t *testing.T) {
 		t.Errorf("note on an agent turn: %q", note)
 	}
 	note := say(dialog.RoleUser, "I think it was 97, let me check... yes, 97.")
-	var rest []string
-	for _, st := range u[1:] {
-		rest = append(rest, st.vague)
-	}
-	if want := ledgerMissing + " " + strings.Join(rest, " "); note != want {
+	if want := fmt.Sprintf("%s %d numbers. %s %s", ledgerMissing, len(u)-1, ledgerNext, u[1].ask()); note != want {
 		t.Fatalf("after the first number:\n%q\nwant\n%q", note, want)
 	}
 	say(dialog.RoleAssistant, "The answer is 5.")
-	if note := say(dialog.RoleUser, "No, that's not it. It was 3 apples or 4."); note != "" {
-		t.Errorf("a reply to an answer, with numbers but no statement: note %q", note)
+	if again := say(dialog.RoleUser, "No, that's not it. It was 3 apples or 4."); again != note {
+		t.Errorf("a reply to an answer, with numbers but no statement: note %q, want %q again", again, note)
 	}
 	say(dialog.RoleAssistant, "How many?")
 	var told []string
@@ -170,7 +168,6 @@ func TestLedgerRecordsWhatTheUserSaid(t *testing.T) {
 		}
 	}
 	note = say(dialog.RoleUser, "Sure. "+strings.Join(told[1:], " "))
-	want := statements(o)
 	first := o.Facts[0]
 	for _, f := range o.Facts {
 		if f.Hidden {
@@ -178,9 +175,19 @@ func TestLedgerRecordsWhatTheUserSaid(t *testing.T) {
 			break
 		}
 	}
-	want = strings.Replace(want, first.Text, strings.Replace(first.Text, first.Value, "97", 1), 1)
-	if want = fullNote(t, o, want); note != want {
+	said := strings.Replace(o.Instruction, first.Text, strings.Replace(first.Text, first.Value, "97", 1), 1)
+	if said == o.Instruction {
+		t.Fatal("the test did not change a number")
+	}
+	answer, _, err := Solve(said)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ledgerAll + " The answer is " + FormatRat(answer) + "."; note != want {
 		t.Fatalf("after every number:\n%q\nwant\n%q", note, want)
+	}
+	if note == ledgerAll+" The answer is "+oracleAnswer(t, o)+"." {
+		t.Fatal("the ledger gave the oracle's answer, not the one the user's numbers make")
 	}
 }
 
@@ -203,7 +210,7 @@ func TestLedgerOnlyWhenAsked(t *testing.T) {
 }
 
 // Whatever the agent and the user write, the ledger does not fail and
-// writes one of its two notes or none.
+// writes one of its two notes after the reply.
 func FuzzLedger(f *testing.F) {
 	f.Add("How many eggs does Gina buy?", "It was 4.")
 	f.Add("The answer is 5.", "Gina buys 7 eggs. The eggs cost $2 each.")
@@ -215,7 +222,8 @@ func FuzzLedger(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, agent, reply string) {
 		h := []dialog.Message{{Role: dialog.RoleUser, Content: o.Opening}, {Role: dialog.RoleAssistant, Content: agent}, {Role: dialog.RoleUser, Content: reply}}
-		if note := env.Respond(v, h); note != "" && !isLedgerNote(note) {
+		note := env.Respond(v, h)
+		if note == "" || !strings.HasPrefix(note, ledgerMissing) && !strings.HasPrefix(note, ledgerAll) {
 			t.Fatalf("note %q", note)
 		}
 	})

@@ -72,9 +72,11 @@ type Config struct {
 	// base policy and every arm share one notation. Default true.
 	Calculator bool
 	// Ledger gives the task its bookkeeping environment (Ledger): after
-	// each reply of the user a note of the numbers still missing, then of
-	// the whole problem. Default false; a task name turns it on with
-	// ":ledger" ("mathchat:h8:ledger").
+	// each reply of the user a note of how many numbers are still missing
+	// and which to ask for next, then of the answer the told numbers
+	// make; the scripted agents then answer without their working.
+	// Default false; a task name turns it on with ":ledger"
+	// ("mathchat:h8:ledger").
 	Ledger bool
 }
 
@@ -244,6 +246,7 @@ func (t *Task) Agent(profile string) (dialog.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.terse = t.cfg.Ledger
 	if t.gsm != nil {
 		t.bookOnce.Do(func() { t.book = newTutorBook(t.gsm) })
 		a.book = t.book
