@@ -70,15 +70,21 @@ and a plot with the synthetic study's lines at the same horizons beside the
 arms. After every finished H it writes report.md and result.json with the
 horizons so far (and names those left), so an interrupted study shows what
 it measured and the same command goes on from there. The study is several
-quick reproduce runs: expect hours on 2 cores (measured: logs, base and
-simulator at 1024 tokens 57 min, peak RSS 5.5 GB; then, with two jobs, 12
-min at H = 2, 13 at H = 4, 19 at H = 8 and 27 at H = 16, where two
-sim-to-real gap stages side by side peak at 14.8 GB: --jobs 1 on a machine
-with less than 24 GB).`,
+quick reproduce runs: expect an hour or two on 2 cores. Measured, with two
+jobs: --task mathchat:ledger 56 min in all (logs, base and simulator 15 min,
+then 4, 6, 10 and 22 min at H = 2, 4, 8, 16; peak RSS 14.6 GB); plain
+mathchat, whose longer conversations the past-H = 4 base cannot solve, 2 h 8
+min (57 min, then 12, 13, 19 and 27), where two sim-to-real gap stages side
+by side peak at 14.8 GB: --jobs 1 on a machine with less than 24 GB.
+
+--task mathchat:ledger gives every H the ledger (a note after each reply of
+the numbers still missing and the next to ask for, then the answer they
+make): the bookkeeping the embedded base needs past H = 4.`,
 		Example: `  calibrl horizon --synthetic
   calibrl horizon --synthetic --horizons 2,4,8,16,32 --eps 0.01 --delta 0.05
   calibrl horizon --synthetic --json --out runs/horizon-synthetic
-  calibrl horizon --task mathchat --preset quick --horizons 2,4,8,16 --out runs/horizon-quick`,
+  calibrl horizon --task mathchat --preset quick --horizons 2,4,8,16 --out runs/horizon-quick
+  calibrl horizon --task mathchat:ledger --preset quick --horizons 2,4,8,16 --out runs/horizon-ledger`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hs, err := horizon.ParseHorizons(horizons)
