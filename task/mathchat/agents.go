@@ -301,11 +301,10 @@ func (s *scriptedSession) answer(slip bool) string {
 		}
 	}
 	var b strings.Builder
-	for _, st := range c.steps {
-		if s.terse {
-			break
+	if !s.terse {
+		for _, st := range c.steps {
+			b.WriteString(st + ". ")
 		}
-		b.WriteString(st + ". ")
 	}
 	b.WriteString("The answer is " + FormatRat(v) + ".")
 	return b.String()

@@ -47,6 +47,9 @@ import (
 //     68 of 200 conversations it reached that note, but it could not
 //     copy the steps' numbers from it ("9 × 2 = 18. 2 × 1 = 2." after
 //     "Working: 9 × 2 = 18. 8 × 1 = 8.").
+//
+// As it is, a base cloned from its logs solves 0.800 at h8 and 0.580 at
+// h16, greedy (docs/DESIGN.md).
 type Ledger struct{ l *language }
 
 // Notes of the ledger.
