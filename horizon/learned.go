@@ -95,7 +95,6 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	level := func(h int) string { return LevelTask(cfg.Task, h) }
 	res := &LearnedResult{Task: cfg.Task, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	// The synthetic study at the same horizons, its lines drawn beside
@@ -111,7 +110,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	shared := filepath.Join(cfg.Out, "shared")
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}
 	for _, h := range cfg.Horizons {
-		prep.Tasks, prep.MaxTurns = append(prep.Tasks, level(h)), append(prep.MaxTurns, h)
+		prep.Tasks, prep.MaxTurns = append(prep.Tasks, LevelTask(cfg.Task, h)), append(prep.MaxTurns, h)
 	}
 	cfg.Log.Info("horizon: learned study: logs, base policy and simulator for every H", "folder", shared)
 	if err := reproduce.Prepare(ctx, prep); err != nil {
@@ -123,7 +122,7 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
 		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
 		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
-		rc := reproduce.Config{Task: level(h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared, Jobs: cfg.Jobs}
+		rc := reproduce.Config{Task: LevelTask(cfg.Task, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared, Jobs: cfg.Jobs}
 		rows, err := reproduce.Run(ctx, rc)
 		if err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
