@@ -204,7 +204,7 @@ func TestSummaryHoldsSeedsAndComparisons(t *testing.T) {
 		}
 	}
 	want := []string{"calibrated-interactive > static", "calibrated-interactive > naive-interactive", "calibrated-interactive > base",
-		"naive-interactive > static", "oracle-interactive > base"}
+		"naive-interactive > static", "static > base", "calibrated-interactive > oracle-interactive", "oracle-interactive > base"}
 	sort.Strings(claims)
 	if sorted := slices.Sorted(slices.Values(want)); !slices.Equal(claims, sorted) {
 		t.Errorf("claims %q, want %q", claims, sorted)
@@ -246,10 +246,10 @@ func TestSummaryHoldsSeedsAndComparisons(t *testing.T) {
 			t.Errorf("row %d: greedy %s (%s), sampled %v (%v)", i, g.Arm, g.Decoding, raw[i]["arm"], raw[i]["decoding"])
 		}
 	}
-	if n := strings.Count(string(report), "| oracle-interactive > base | 89.7 > 82.3 |"); n != 2 {
+	if n := strings.Count(string(report), "| oracle-interactive > base | not in the paper: the check that RL works at all |"); n != 2 {
 		t.Errorf("report.md has %d oracle > base verdict lines, want 2 (sampled and greedy)", n)
 	}
-	for _, want := range []string{"| calibrated-interactive > static | 91.5 > 85.0 |", "| oracle-interactive > base | 89.7 > 82.3 |", "paired percentile bootstrap", "| static | 1 |"} {
+	for _, want := range []string{"| calibrated-interactive > static | 91.5 > 85.0 |", "| static > base | 85.0 > not reported |", "| calibrated-interactive > oracle-interactive | 91.5 > 89.7 |", "paired percentile bootstrap", "| static | 1 |"} {
 		if !strings.Contains(string(report), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
@@ -305,9 +305,10 @@ func bleuEval(bleu ...float64) evaluation {
 	return e
 }
 
-// On docedit the paper has static above naive interactive (reward
-// hacking) and no oracle figure: the claim is turned round and the oracle
-// claim says it is not the paper's. Differences are in BLEU points.
+// On docedit the paper's summary gives no figure: every claim keeps the
+// direction the paper states for MATH-Chat, its figures "not reported",
+// and one that fails here (naive > static) is reported as failing, not
+// turned round. Differences are in BLEU points.
 func TestDocEditClaimsFollowThePaper(t *testing.T) {
 	ev := bleuEval
 	r := &run{cfg: Config{Task: "docedit:easy", Preset: preset.Preset{RLSeeds: 2}}}
@@ -329,19 +330,19 @@ func TestDocEditClaimsFollowThePaper(t *testing.T) {
 	for _, v := range inClaimOrder(rows) {
 		got[v.Claim] = v.Comparison
 	}
-	c, ok := got["static > naive-interactive"]
+	c, ok := got["naive-interactive > static"]
 	if !ok {
-		t.Fatalf("no static > naive-interactive claim: %v", got)
+		t.Fatalf("no naive-interactive > static claim: %v", got)
 	}
-	// Per problem, static's seed mean minus naive's: 11, 12.5, 12.5.
-	if c.Paper != "33.8 > 26.1" || math.Abs(c.Difference-12) > 1e-12 || !c.Holds || c.Seeds[0] != 34-21 || c.Seeds[1] != 34-23 {
-		t.Errorf("static > naive-interactive: %+v", c)
+	// Per problem, naive's seed mean minus static's: -11, -12.5, -12.5.
+	if c.Paper != "not reported" || math.Abs(c.Difference+12) > 1e-12 || c.Holds || c.Seeds[0] != 21-34 || c.Seeds[1] != 23-34 {
+		t.Errorf("naive-interactive > static: %+v", c)
 	}
 	if o := got["oracle-interactive > base"]; !strings.HasPrefix(o.Paper, "not in the paper") || math.Abs(o.Difference-0.5) > 1e-12 {
 		t.Errorf("oracle-interactive > base: %+v", o)
 	}
-	if len(got) != 5 {
-		t.Errorf("%d claims, want 5", len(got))
+	if len(got) != 7 {
+		t.Errorf("%d claims, want 7", len(got))
 	}
 }
 
