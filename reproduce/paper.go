@@ -37,3 +37,15 @@ func paperPair(family, better, worse string) string {
 	}
 	return b + " > " + w
 }
+
+// claimPaper is the Paper cell of the claim better > worse: the paper's
+// figures, or why the paper has none for a claim it does not make.
+func claimPaper(family, better, worse string) string {
+	switch {
+	case better == ArmRecalibrated || worse == ArmRecalibrated:
+		return "not in the paper: online recalibration is its future work"
+	case better == ArmOracle && worse == ArmBase:
+		return "not in the paper: the check that RL works at all"
+	}
+	return paperPair(family, better, worse)
+}

@@ -285,13 +285,7 @@ func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
 			continue // an arm this run does not train
 		}
 		better, worse := c[0], c[1]
-		cmp := Comparison{Claim: better + " > " + worse, Than: worse, Paper: paperPair(task, better, worse)}
-		switch {
-		case better == ArmRecalibrated || worse == ArmRecalibrated:
-			cmp.Paper = "not in the paper: online recalibration is its future work"
-		case better == ArmOracle && worse == ArmBase:
-			cmp.Paper = "not in the paper: the check that RL works at all"
-		}
+		cmp := Comparison{Claim: better + " > " + worse, Than: worse, Paper: claimPaper(task, better, worse)}
 		if err := r.pairedDifference(&cmp, evals[better], evals[worse]); err != nil {
 			return err
 		}

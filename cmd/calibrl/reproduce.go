@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,7 @@ func newReproduceCmd() *cobra.Command {
 		data                 string
 		rlSeeds              int
 		asJSON               bool
+		pipelines            seedList
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce",
@@ -63,10 +66,13 @@ index K > 0 with SplitMix64(seed XOR K·0xd1b54a32d192ed03)
 (reproduce.RLSeed). Every arm and seed plays the same held-out problems
 with the same user seeds, so arms are compared problem by problem.
 
-report.md opens with the verdict on the paper's claims (calibrated >
-static, calibrated > naive, calibrated > base, naive > static, oracle >
-base): each difference averaged over seeds, with a paired bootstrap 95%
-interval over problems (2000 resamples, fixed seed), and whether it holds.
+report.md opens with the verdict on every ordering the paper states
+(calibrated > static, calibrated > naive, calibrated > base, naive >
+static, static > base, calibrated > oracle) and on oracle > base (that RL
+works at all), each beside the paper's figure where its summary gives one
+("not reported" where not): each difference averaged over seeds, with a
+paired bootstrap 95% interval over problems (2000 resamples, fixed seed),
+and whether it holds.
 summary.json has one object per arm: the mean over its seeds (success or
 bleu, ci95, ...), "seeds" (each seed's figures) and "comparisons" (the
 claims that favour the arm).
@@ -85,7 +91,15 @@ what earlier groups wrote, and the engine's figures are the same for any
 worker count.
 
 Stages (one per arm and seed) and training checkpoints are resumable:
-after an interruption (Ctrl-C) run the same command again.`,
+after an interruption (Ctrl-C) run the same command again.
+
+One run is one pipeline: its intervals cover the problems, not the
+training of its logs, base and simulator. --pipelines 1,2,3 runs one whole
+pipeline per seed (each in its own folder, OUT/seed-S, one after another,
+each resumable) and pools them into OUT/pooled.md and pooled.json: every
+claim's mean over pipelines with a two-level bootstrap interval (the
+pipelines drawn with replacement, then each one's problems), Bonferroni-
+corrected for the number of claims, beside each pipeline's own verdict.`,
 		Example: `  calibrl reproduce --task mathchat --preset quick --out runs/quick
   calibrl reproduce --task mathchat --preset tiny --out /tmp/tiny --json`,
 		Args: cobra.NoArgs,
@@ -112,6 +126,9 @@ after an interruption (Ctrl-C) run the same command again.`,
 			}
 			cfg.Preset = p
 			cfg.Profiles = spec.Agents(profiles)
+			if len(pipelines) > 0 {
+				return runPipelines(cmd, cfg, pipelines, cmd.Flags().Changed("out"), name+tag)
+			}
 			var done func()
 			cfg.Log, done = newStageLogger() // stage k of n: a bar on a terminal, log lines otherwise
 			rows, err := reproduce.Run(cmd.Context(), cfg)
@@ -144,10 +161,75 @@ after an interruption (Ctrl-C) run the same command again.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
+	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration)")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
 	return cmd
+}
+
+// seedList is a flag of comma-separated seeds ("1,2,3").
+type seedList []uint64
+
+func (s *seedList) String() string {
+	var parts []string
+	for _, v := range *s {
+		parts = append(parts, strconv.FormatUint(v, 10))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (s *seedList) Set(v string) error {
+	*s = nil
+	seen := map[uint64]bool{}
+	for _, part := range strings.Split(v, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(part), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a seed (a non-negative integer)", part)
+		}
+		if seen[n] {
+			return fmt.Errorf("seed %d given twice: pipelines must be independent", n)
+		}
+		seen[n] = true
+		*s = append(*s, n)
+	}
+	if len(*s) < 2 {
+		return fmt.Errorf("want at least 2 seeds to pool, got %q", v)
+	}
+	if len(*s) > maxPipelines {
+		return fmt.Errorf("%d seeds: at most %d pipelines (each is a whole reproduce run)", len(*s), maxPipelines)
+	}
+	return nil
+}
+
+func (s *seedList) Type() string { return "seeds" }
+
+// maxPipelines bounds --pipelines: each pipeline is a whole run (the quick
+// preset's is 24 minutes to an hour on 2 cores).
+const maxPipelines = 32
+
+// runPipelines runs one pipeline per seed and pools them. The pooled
+// folder is --out, or runs/NAME-PRESET-pipelines-S1-S2-...; each
+// pipeline's folder is seed-S inside it.
+func runPipelines(cmd *cobra.Command, cfg reproduce.Config, seeds seedList, outGiven bool, name string) error {
+	dir := cfg.Out
+	if !outGiven {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-%s-pipelines-%s", name, cfg.Preset.Name, strings.ReplaceAll(seeds.String(), ",", "-")))
+	}
+	var done func()
+	cfg.Log, done = newStageLogger()
+	pooled, err := reproduce.RunPipelines(cmd.Context(), cfg, seeds, func(s uint64) string { return filepath.Join(dir, fmt.Sprintf("seed-%d", s)) }, dir)
+	done()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "pooled verdict: %s\n", filepath.Join(dir, "pooled.md"))
+	for _, p := range pooled {
+		for _, c := range p.Claims {
+			fmt.Fprintf(cmd.OutOrStdout(), "%-8s %-46s %+.3f [%+.3f, %+.3f] holds %v\n", p.Decoding, c.Claim, c.Difference, c.CIAdjusted[0], c.CIAdjusted[1], c.Holds)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,99 @@
+package reproduce
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/preset"
+)
+
+// successEval is an evaluation of one episode per problem with these
+// outcomes (1 solved, 0 not), the base's problems in order.
+func successEval(wins ...int) evaluation {
+	var e evaluation
+	var s float64
+	for i, w := range wins {
+		e.eps = append(e.eps, dialog.Episode{Index: i, Success: w == 1})
+		s += float64(w)
+	}
+	m := s / float64(len(wins))
+	e.sum.Success = m
+	return e
+}
+
+// Two pipelines that agree pool to their common difference; a third that
+// reverses it keeps the pooled claim from holding though two pipelines'
+// own verdicts hold, and each pipeline's difference is reported beside it.
+func TestPoolOverPipelines(t *testing.T) {
+	ev := successEval
+	ones, zeros := make([]int, 60), make([]int, 60)
+	for i := range ones {
+		ones[i] = 1
+	}
+	half := append(append([]int{}, ones[:30]...), zeros[:30]...)
+	pipeline := func(cal []int) map[string][]evaluation {
+		return map[string][]evaluation{
+			ArmBase:       {ev(half...)},
+			ArmStatic:     {ev(half...), ev(half...)},
+			ArmNaive:      {ev(half...), ev(half...)},
+			ArmCalibrated: {ev(cal...), ev(cal...)},
+			ArmOracle:     {ev(half...), ev(half...)},
+		}
+	}
+	mk := func(seed uint64) *run {
+		return &run{cfg: Config{Task: "mathchat", Seed: seed, Preset: preset.Preset{RLSeeds: 2}}}
+	}
+	two, err := poolEvals([]*run{mk(1), mk(2)}, []map[string][]evaluation{pipeline(ones), pipeline(ones)}, sampled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claimOf(t, two, "calibrated-interactive > base")
+	if math.Abs(c.Difference-0.5) > 1e-12 || !c.Holds || c.Paper != "91.5 > not reported" || len(c.Pipelines) != 2 || !c.PipelineHolds[0] {
+		t.Errorf("two agreeing pipelines: %+v", c)
+	}
+	if len(two.Claims) != len(claims)-2 { // no recalibrated arm
+		t.Errorf("%d pooled claims, want %d", len(two.Claims), len(claims)-2)
+	}
+	if want := 1 - 0.05/float64(len(two.Claims)); math.Abs(c.Level-want) > 1e-12 {
+		t.Errorf("level %v, want the Bonferroni level %v", c.Level, want)
+	}
+	three, err := poolEvals([]*run{mk(1), mk(2), mk(3)}, []map[string][]evaluation{pipeline(ones), pipeline(ones), pipeline(zeros)}, sampled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = claimOf(t, three, "calibrated-interactive > base")
+	if math.Abs(c.Difference-(0.5+0.5-0.5)/3) > 1e-12 || c.Holds || !c.PipelineHolds[0] || !c.PipelineHolds[1] || c.PipelineHolds[2] {
+		t.Errorf("a reversing third pipeline: %+v", c)
+	}
+	if a := three.Arms[3]; a.Arm != ArmCalibrated || math.Abs(a.Value-2.0/3) > 1e-12 || a.Pipelines[2] != 0 {
+		t.Errorf("calibrated arm pooled: %+v", a)
+	}
+	dir := t.TempDir()
+	if err := WritePooled(dir, []Pooled{three}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "pooled.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# The verdict over 3 pipelines (seeds 1, 2, 3)", "| calibrated-interactive > base | 91.5 > not reported | +0.167 |", "+0.500 (yes) | +0.500 (yes) | -0.500 (no) |", "Bonferroni, 7 claims"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("pooled.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func claimOf(t *testing.T, p Pooled, name string) PooledClaim {
+	t.Helper()
+	for _, c := range p.Claims {
+		if c.Claim == name {
+			return c
+		}
+	}
+	t.Fatalf("no claim %q in %+v", name, p.Claims)
+	return PooledClaim{}
+}
