@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -508,11 +510,13 @@ func TestGRPOSequencesMatchSampling(t *testing.T) {
 type recordingTask struct {
 	addTask
 	seen []int
+	// size is the split's size; 0 means 5.
+	size int
 }
 
 func (r *recordingTask) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
-	if index >= 5 {
-		return nil, nil, fmt.Errorf("instance %d of a 5-instance split", index)
+	if n := cmp.Or(r.size, 5); index >= n {
+		return nil, nil, fmt.Errorf("instance %d of a %d-instance split", index, n)
 	}
 	r.seen = append(r.seen, index)
 	return r.addTask.Instance(split, index)
@@ -527,8 +531,35 @@ func TestGRPOCursorWraps(t *testing.T) {
 	if _, err := GRPO(context.Background(), toyPolicy(t, 80), tk, addUser{}, nil, cfg, t.TempDir(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{0, 1, 2, 3, 4, 0, 1, 2}; !reflect.DeepEqual(tk.seen, want) {
+	var want []int
+	for i := range 8 {
+		want = append(want, (seedOffset(cfg.Seed)+i)%5)
+	}
+	if !reflect.DeepEqual(tk.seen, want) {
 		t.Fatalf("instances %v, want %v", tk.seen, want)
+	}
+}
+
+// Each RL seed trains on its own problems: two seeds' first iterations
+// share none, and the same seed plays the same ones again.
+func TestGRPOSeedsTrainOnTheirOwnProblems(t *testing.T) {
+	seen := func(seed uint64) []int {
+		tk := &recordingTask{size: 1 << 21}
+		cfg := smallGRPO()
+		cfg.TrainInstances, cfg.InstancesPerStep, cfg.Iterations, cfg.MonitorEvery, cfg.Seed = 1<<21, 2, 2, 0, seed
+		if _, err := GRPO(context.Background(), toyPolicy(t, 80), tk, addUser{}, nil, cfg, t.TempDir(), nil); err != nil {
+			t.Fatal(err)
+		}
+		return tk.seen
+	}
+	a, b, again := seen(1), seen(2), seen(1)
+	if !reflect.DeepEqual(a, again) {
+		t.Errorf("seed 1 played %v, then %v", a, again)
+	}
+	for _, i := range a {
+		if slices.Contains(b, i) {
+			t.Errorf("seeds 1 and 2 both trained on problem %d (%v, %v)", i, a, b)
+		}
 	}
 }
 

@@ -66,9 +66,10 @@ type RLConfig struct {
 
 	// Split is the instance split the policy trains on. Default "train".
 	Split string
-	// Start is the first training instance: iteration i plays instances
-	// Start + i·InstancesPerStep onwards, so every iteration sees fresh
-	// instances and a run is deterministic. Default 0.
+	// Start is the first training instance before the seed's offset:
+	// iteration i plays instances Start + seedOffset(Seed) +
+	// i·InstancesPerStep onwards, so every iteration sees fresh instances,
+	// every RL seed its own, and a run is deterministic. Default 0.
 	Start int
 	// TrainInstances, when positive, is the size of a finite training
 	// split (GSM8K files): the cursor wraps around it. Default 0
@@ -330,13 +331,35 @@ func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialo
 
 func (r *rlRun) log(rec map[string]any) { r.logf(rec) }
 
-// cursor is the first training instance of iteration it.
+// cursor is the first training instance of iteration it. Each RL seed
+// starts at its own offset (seedOffset): RL seeds, and pipelines, train on
+// different problems, where before every seed of every arm played the
+// same ones in the same order; the arms of one seed still play the same
+// problems, so their training stays as paired as their evaluation.
 func (r *rlRun) cursor(it int) int {
-	c := r.cfg.Start + it*r.cfg.InstancesPerStep
+	c := r.cfg.Start + seedOffset(r.cfg.Seed) + it*r.cfg.InstancesPerStep
 	if r.cfg.TrainInstances > 0 {
 		c %= r.cfg.TrainInstances
 	}
 	return c
+}
+
+// seedOffsetRange bounds seedOffset: procedural tasks generate any index,
+// and 2^20 problems apart is far beyond any run's budget (the quick
+// preset plays 240 per seed), so two seeds' problems overlap only when
+// their offsets fall within a run's length of each other (chance about
+// 2·240/2^20 for the quick preset). A finite split (TrainInstances) wraps
+// it, which rotates the split per seed.
+const seedOffsetRange = 1 << 20
+
+// seedOffset is the first training problem of RL seed seed, relative to
+// Start: SplitMix64 of the seed, so that neighbouring seeds land far apart.
+func seedOffset(seed uint64) int {
+	x := seed + 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return int(x % seedOffsetRange)
 }
 
 // loop trains for cfg.Iterations iterations, collect supplying each one's
