@@ -83,7 +83,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		// As evaluate plays: the task's tool, the sampled decoding, the
 		// evaluation's problems, user seeds and turn limit.
 		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
-		rc := rollout.Config{Split: "test", Instances: r.cfg.Preset.EvalEpisodes, Seed: r.cfg.Seed,
+		rc := rollout.Config{Split: "test", Start: r.slice().Start, Instances: r.cfg.Preset.EvalEpisodes, Seed: r.slice().Seed(r.cfg.Seed),
 			MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, CountTokens: policy.CountTokens}
 		file := fidelityFile(arm, k)
 		if err := os.MkdirAll(filepath.Dir(r.f.Path(file)), 0o755); err != nil {

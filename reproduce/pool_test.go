@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/preset"
 )
 
@@ -96,4 +98,40 @@ func claimOf(t *testing.T, p Pooled, name string) PooledClaim {
 	}
 	t.Fatalf("no claim %q in %+v", name, p.Claims)
 	return PooledClaim{}
+}
+
+// A run evaluated on the validation slice plays its problems (from 20000,
+// users seeded apart) in every evaluation, says so in its manifest and
+// report, and cannot be resumed as a test-slice run.
+func TestValidationSliceRun(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Out, cfg.EvalSlice = t.TempDir(), eval.ValidationSlice
+	cfg.Preset.RLSeeds = 1
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{"eval/base.episodes.jsonl", "eval-greedy/oracle-interactive/seed-0.episodes.jsonl"} {
+		eps, err := dialog.LoadEpisodes(filepath.Join(cfg.Out, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eps[0].Index != eval.ValidationSlice.Start || eps[0].Seed == 0 {
+			t.Errorf("%s: first episode is problem %d", file, eps[0].Index)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(cfg.Out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile(filepath.Join(cfg.Out, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(report), "Evaluated on the validation slice") || !strings.Contains(string(manifest), `"eval_slice": "validation"`) {
+		t.Errorf("the report or the manifest does not name the slice")
+	}
+	cfg.EvalSlice = eval.TestSlice
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "evaluated on the validation slice, not test") {
+		t.Errorf("resumed as a test-slice run: %v", err)
+	}
 }

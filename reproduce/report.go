@@ -517,6 +517,9 @@ func verdict(c Comparison) string {
 func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]curve, diag []diagnosis) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
+	if sl := r.slice(); sl != eval.TestSlice {
+		fmt.Fprintf(w, "Evaluated on the %s slice (test split from problem %d, users seeded apart): a run for choosing settings, not a verdict.\n\n", sl.Name, sl.Start)
+	}
 	measure := "success"
 	if rows[0].BLEU != nil {
 		measure = "BLEU"

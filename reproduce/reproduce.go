@@ -106,6 +106,14 @@ func RLSeed(seed uint64, k int) uint64 {
 // index k: "static/seed-0".
 func seedName(arm string, k int) string { return fmt.Sprintf("%s/seed-%d", arm, k) }
 
+// slice is the part of the test split the evaluations play.
+func (r *run) slice() eval.Slice {
+	if r.cfg.EvalSlice == (eval.Slice{}) {
+		return eval.TestSlice
+	}
+	return r.cfg.EvalSlice
+}
+
 // seeds is how many RL seeds each arm gets: the preset's, at least one.
 func (r *run) seeds() int { return max(1, r.cfg.Preset.RLSeeds) }
 
@@ -137,6 +145,10 @@ type Config struct {
 	// proxy. Off by default: its human conversations are the expensive
 	// part at scale.
 	Recalibrate bool
+	// EvalSlice is the part of the test split every evaluation plays
+	// (eval.Slice): the zero value and eval.TestSlice carry a verdict;
+	// eval.ValidationSlice is for runs that choose settings.
+	EvalSlice eval.Slice
 	// Jobs is how many independent stages (the RL arms and seeds, the
 	// evaluations, the gaps; the base policy beside the simulator) run
 	// side by side, the cores divided between them; ≤ 0: DefaultJobs.
@@ -499,6 +511,9 @@ func (r *run) manifest() error {
 		} else if ok && n != float64(r.seeds()) {
 			return fmt.Errorf("reproduce: %s was started with %v RL seeds, not %d: use another --out", r.cfg.Out, n, r.seeds())
 		}
+		if sl, _ := c["eval_slice"].(string); ok && cmp.Or(sl, eval.TestSlice.Name) != r.slice().Name {
+			return fmt.Errorf("reproduce: %s was evaluated on the %s slice, not %s: use another --out", r.cfg.Out, cmp.Or(sl, eval.TestSlice.Name), r.slice().Name)
+		}
 		if _, has := c["eval_decodings"]; ok && !has {
 			// Its eval/ holds greedy evaluations, which this version reads
 			// as sampled ones.
@@ -508,16 +523,17 @@ func (r *run) manifest() error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return r.f.WriteManifest(runfolder.Manifest{
-		Command: os.Args, Seed: r.cfg.Seed,
-		// The trainer configs as RL seed index 0 trains with them (other
-		// RL seeds differ in Seed alone), and the base policy and the
-		// simulator when the run fits its own.
-		Config: map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.rlConfig(0),
-			"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT.Config(r.cfg.Seed), "sim_sft": r.cfg.Preset.SimSFT.Config(r.cfg.Seed),
-			"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
-			"rl_seeds": r.seeds(), "eval_decodings": decodingNames()},
-	})
+	// The trainer configs as RL seed index 0 trains with them (other RL
+	// seeds differ in Seed alone), and the base policy and the simulator
+	// when the run fits its own.
+	config := map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.rlConfig(0),
+		"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT.Config(r.cfg.Seed), "sim_sft": r.cfg.Preset.SimSFT.Config(r.cfg.Seed),
+		"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
+		"rl_seeds": r.seeds(), "eval_decodings": decodingNames()}
+	if r.slice() != eval.TestSlice {
+		config["eval_slice"] = r.slice().Name // the test slice, as before slices, goes unsaid
+	}
+	return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: config})
 }
 
 func decodingNames() []string {
@@ -798,8 +814,8 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 			name = seedName(arm, k)
 		}
 		agent := &chatlm.Agent{Model: policy, Gen: r.gen(d), Tool: tool}
-		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Instances: r.cfg.Preset.EvalEpisodes,
-			Seed: r.cfg.Seed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
+		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: r.slice().Start, Instances: r.cfg.Preset.EvalEpisodes,
+			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
 			CountTokens: policy.CountTokens})
 		if err != nil {
 			return err

@@ -26,6 +26,7 @@ func newEvalCmd() *cobra.Command {
 		asJSON      bool
 		episodes    string
 		temperature float64
+		sliceName   string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -37,7 +38,13 @@ tokens per episode, and why episodes ended.
 Judge agents against --user human, the held-out proxy of a real person.
 Against --user naive the same agent usually looks better than it is: the
 naive simulator leaks answers, over-shares hidden facts and accepts wrong
-answers, the artifacts of a prompted LLM user.`,
+answers, the artifacts of a prompted LLM user.
+
+Choose settings (a checkpoint, a temperature, a budget) with --slice
+validation: problems of the test split far from the first ones, with users
+seeded apart, which no verdict uses. The default slice, test, is the first
+problems of the test split, the ones reproduce's verdict plays: look at it
+only with settings already fixed.`,
 		Example: `  calibrl eval --task mathchat --agent scripted:careful --user human -n 500 --seed 1
   calibrl eval --task mathchat --agent scripted:guesser --user naive --json`,
 		Args: cobra.NoArgs,
@@ -47,6 +54,16 @@ answers, the artifacts of a prompted LLM user.`,
 			}
 			if err := checkTemperature(cmd, temperature); err != nil {
 				return err
+			}
+			slice, err := eval.SliceNamed(sliceName)
+			if err != nil {
+				return fmt.Errorf("--slice: %w", err)
+			}
+			if slice != eval.TestSlice && ef.split != "test" {
+				return fmt.Errorf("--slice %s is a part of the test split; --split %s has no slices", slice.Name, ef.split)
+			}
+			if err := slice.Check(ef.n); err != nil {
+				return fmt.Errorf("-n: %w", err)
 			}
 			t, err := task.Lookup(ef.task)
 			if err != nil {
@@ -75,7 +92,7 @@ answers, the artifacts of a prompted LLM user.`,
 			tally := eval.NewTally(ef.seed)
 			play := func(w io.Writer) error {
 				return rollout.Stream(cmd.Context(), t, a, u, rollout.Config{
-					Split: ef.split, Instances: ef.n, Seed: ef.seed, MaxTurns: ef.maxTurns, Workers: ef.workers,
+					Split: ef.split, Start: slice.Start, Instances: ef.n, Seed: slice.Seed(ef.seed), MaxTurns: ef.maxTurns, Workers: ef.workers,
 					AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n), CountTokens: count,
 				}, func(ep dialog.Episode) error {
 					tally.Add(&ep)
@@ -107,6 +124,7 @@ answers, the artifacts of a prompted LLM user.`,
 	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE or lm:DIR (a trained policy)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent (default greedy, as training's monitor plays)")
+	cmd.Flags().StringVar(&sliceName, "slice", "test", "part of the test split: test (the first problems; the verdict's) or validation (from problem 20000, users seeded apart; for choosing settings)")
 	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file (as they finish; the file appears only when the run completes)")
 	return cmd
 }

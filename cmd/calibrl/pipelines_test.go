@@ -1,10 +1,14 @@
 package main
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/eval"
 )
 
 // --pipelines takes at least two distinct seeds, names a bad one, and
@@ -34,5 +38,38 @@ func TestSeedList(t *testing.T) {
 	}
 	if err := s.Set(strings.Join(big, ",")); err == nil || !strings.Contains(err.Error(), "at most") {
 		t.Errorf("%d seeds: %v", len(big), err)
+	}
+}
+
+// eval --slice validation plays the validation slice's problems (from
+// 20000) with users seeded apart; the default plays the first ones; a
+// slice of the train split is refused.
+func TestEvalSlice(t *testing.T) {
+	dir := t.TempDir()
+	read := func(file string) []dialog.Episode {
+		eps, err := dialog.LoadEpisodes(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eps
+	}
+	for _, c := range []struct {
+		slice string
+		first int
+	}{{"test", 0}, {"validation", eval.ValidationSlice.Start}} {
+		file := filepath.Join(dir, c.slice+".jsonl")
+		if _, err := run(t, "eval", "--task", "mathchat:easy", "-n", "3", "--slice", c.slice, "--episodes-out", file); err != nil {
+			t.Fatal(err)
+		}
+		eps := read(file)
+		if len(eps) != 3 || eps[0].Index != c.first || eps[2].Index != c.first+2 {
+			t.Errorf("--slice %s played %d episodes from %d", c.slice, len(eps), eps[0].Index)
+		}
+	}
+	if _, err := run(t, "eval", "--task", "mathchat:easy", "-n", "3", "--slice", "validation", "--split", "train"); err == nil || !strings.Contains(err.Error(), "has no slices") {
+		t.Errorf("--slice validation --split train: %v", err)
+	}
+	if _, err := run(t, "eval", "--task", "mathchat:easy", "-n", "3", "--slice", "dev"); err == nil || !strings.Contains(err.Error(), "unknown slice") {
+		t.Errorf("--slice dev: %v", err)
 	}
 }

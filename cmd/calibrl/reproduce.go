@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/reproduce"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -22,6 +23,7 @@ func newReproduceCmd() *cobra.Command {
 		rlSeeds              int
 		asJSON               bool
 		pipelines            seedList
+		sliceName            string
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce",
@@ -126,6 +128,12 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			}
 			cfg.Preset = p
 			cfg.Profiles = spec.Agents(profiles)
+			if cfg.EvalSlice, err = eval.SliceNamed(sliceName); err != nil {
+				return fmt.Errorf("--eval-slice: %w", err)
+			}
+			if err := cfg.EvalSlice.Check(p.EvalEpisodes); err != nil {
+				return fmt.Errorf("--eval-slice: %w", err)
+			}
 			if len(pipelines) > 0 {
 				return runPipelines(cmd, cfg, pipelines, cmd.Flags().Changed("out"), name+tag)
 			}
@@ -161,6 +169,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
+	f.StringVar(&sliceName, "eval-slice", "test", "part of the test split every evaluation plays: test (the verdict's) or validation (for runs that choose settings; from problem 20000, users seeded apart)")
 	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration)")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
