@@ -62,9 +62,6 @@ only with settings already fixed.`,
 			if slice != eval.TestSlice && ef.split != "test" {
 				return fmt.Errorf("--slice %s is a part of the test split; --split %s has no slices", slice.Name, ef.split)
 			}
-			if err := slice.Check(ef.n); err != nil {
-				return fmt.Errorf("-n: %w", err)
-			}
 			t, err := task.Lookup(ef.task)
 			if err != nil {
 				return err
