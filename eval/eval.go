@@ -44,6 +44,10 @@ type Summary struct {
 	// nothing (task metric "delivered" 0: docedit's draft left as it
 	// was), for tasks that record it.
 	NoDelivery *float64 `json:"no_delivery,omitempty"`
+	// Failures counts episodes by failure class, for tasks that classify
+	// why a conversation failed (mathchat: never asks, miscopies, ...); an
+	// episode can be in several.
+	Failures map[string]int `json:"failures,omitempty"`
 	// Usage holds request and token accounting of remote models
 	// ("remote/agent/requests", "remote/user/completion_tokens", ...).
 	Usage map[string]float64 `json:"usage,omitempty"`

@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -133,5 +134,31 @@ func TestValidationSliceRun(t *testing.T) {
 	cfg.EvalSlice = eval.TestSlice
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "evaluated on the validation slice, not test") {
 		t.Errorf("resumed as a test-slice run: %v", err)
+	}
+}
+
+// A mathchat run's report classifies its failures per arm and decoding,
+// and the shares agree with the evaluations: an arm's "failed" share is
+// one minus its success.
+func TestReportClassifiesFailures(t *testing.T) {
+	dir, rows := wholeRun(t)
+	report, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(report)
+	i := strings.Index(text, "## Why conversations fail")
+	if i < 0 {
+		t.Fatal("report.md has no failure section")
+	}
+	section := text[i:]
+	if !strings.Contains(section, "| arm | failed | never asks | answers before all facts |") {
+		t.Errorf("failure table header missing:\n%.600s", section)
+	}
+	for _, row := range rows {
+		want := fmt.Sprintf("| %s | %.3f |", row.Arm, 1-*row.Success)
+		if !strings.Contains(section, want) {
+			t.Errorf("no row %q in the sampled failure table:\n%.1200s", want, section)
+		}
 	}
 }

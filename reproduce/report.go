@@ -594,6 +594,9 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 		}
 	}
 	fmt.Fprintln(w)
+	if err := r.failureSection(w); err != nil {
+		return err
+	}
 	if err := r.recalibrationSection(w); err != nil {
 		return err
 	}

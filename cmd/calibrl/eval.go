@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -87,12 +88,19 @@ only with settings already fixed.`,
 			// Episodes are tallied, and written, as they finish: memory
 			// does not grow with -n.
 			tally := eval.NewTally(ef.seed)
+			classifier, _ := t.(failureClassifier)
+			failures := map[string]int{}
 			play := func(w io.Writer) error {
 				return rollout.Stream(cmd.Context(), t, a, u, rollout.Config{
 					Split: ef.split, Start: slice.Start, Instances: ef.n, Seed: slice.Seed(ef.seed), MaxTurns: ef.maxTurns, Workers: ef.workers,
 					AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n), CountTokens: count,
 				}, func(ep dialog.Episode) error {
 					tally.Add(&ep)
+					if classifier != nil {
+						for _, c := range classifier.FailuresOf(&ep) {
+							failures[c]++
+						}
+					}
 					if w == nil {
 						return nil
 					}
@@ -109,6 +117,9 @@ only with settings already fixed.`,
 			}
 			s := tally.Summary()
 			s.Usage = remoteUsage(map[string]any{"agent": a, "user": u})
+			if classifier != nil {
+				s.Failures = failures
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -158,6 +169,9 @@ func printSummary(w io.Writer, s eval.Summary) error {
 		ends += fmt.Sprintf("%s %d", r, s.Ends[dialog.EndReason(r)])
 	}
 	fmt.Fprintf(tw, "ended\t%s\n", ends)
+	if len(s.Failures) > 0 {
+		fmt.Fprintf(tw, "why failed\t%s\n", joinCounts(s.Failures))
+	}
 	if len(s.Usage) > 0 {
 		keys := make([]string, 0, len(s.Usage))
 		for k := range s.Usage {
@@ -188,4 +202,28 @@ func remoteUsage(players map[string]any) map[string]float64 {
 		}
 	}
 	return usage
+}
+
+// failureClassifier is a task that says why a conversation failed.
+type failureClassifier interface {
+	FailuresOf(ep *dialog.Episode) []string
+}
+
+// joinCounts writes counts as "key n", most first, then by key.
+func joinCounts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -71,5 +72,22 @@ func TestEvalSlice(t *testing.T) {
 	}
 	if _, err := run(t, "eval", "--task", "mathchat:easy", "-n", "3", "--slice", "dev"); err == nil || !strings.Contains(err.Error(), "unknown slice") {
 		t.Errorf("--slice dev: %v", err)
+	}
+}
+
+// eval says why conversations failed, for a task that classifies them:
+// the guesser never asks.
+func TestEvalPrintsFailureClasses(t *testing.T) {
+	out := mustRun(t, "eval", "--task", "mathchat", "--agent", "scripted:guesser", "-n", "30", "--json")
+	var s eval.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	failed := s.Episodes - int(s.Success*float64(s.Episodes)+0.5)
+	if failed == 0 || s.Failures["never asks"] != failed {
+		t.Errorf("%d failed, classes %v: the guesser's failures are all \"never asks\"", failed, s.Failures)
+	}
+	if text := mustRun(t, "eval", "--task", "mathchat", "--agent", "scripted:guesser", "-n", "30"); !strings.Contains(text, "why failed  never asks") {
+		t.Errorf("the table has no failure line:\n%s", text)
 	}
 }
