@@ -55,7 +55,7 @@ func (r *run) failureSection(w io.Writer) error {
 	fmt.Fprintln(w, "## Why conversations fail")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Each arm's held-out episodes (all its seeds) by what went wrong, as shares of its episodes; a failed conversation can show several classes, read from its transcript with the users' own reading of the agent's messages (the task's failure classifier). A class RL does not move is what it leaves of the base's mode.")
-	for _, d := range decodings {
+	for _, d := range r.decodings() {
 		evals, err := r.loadEvals(d)
 		if err != nil {
 			return err

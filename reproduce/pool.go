@@ -79,7 +79,7 @@ func Pool(cfgs []Config) ([]Pooled, error) {
 		runs = append(runs, r)
 	}
 	var out []Pooled
-	for _, d := range decodings {
+	for _, d := range runs[0].decodings() {
 		p, err := pool(runs, d)
 		if err != nil {
 			return nil, err

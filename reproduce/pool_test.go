@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -160,5 +161,61 @@ func TestReportClassifiesFailures(t *testing.T) {
 		if !strings.Contains(section, want) {
 			t.Errorf("no row %q in the sampled failure table:\n%.1200s", want, section)
 		}
+	}
+}
+
+// With a temperature grid of greedy and 1, every policy's best-temperature
+// evaluation is exactly its greedy or its sampled one (same problems,
+// users and random streams), whichever its validation sweep chose; the
+// report has the third verdict and the sweep's table.
+func TestBestTemperatureDecoding(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Out, cfg.TuneGrid, cfg.TuneEpisodes = t.TempDir(), []float64{0, 1}, 4
+	cfg.Preset.RLSeeds = 1
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	read := func(file string) string {
+		data, err := os.ReadFile(filepath.Join(cfg.Out, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	for _, p := range []struct {
+		arm string
+		k   int
+	}{{ArmBase, 0}, {ArmStatic, 0}, {ArmOracle, 0}} {
+		var res tuneResult
+		if err := json.Unmarshal([]byte(read(tuneFile(p.arm, p.k)+".json")), &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Success) != 2 || res.Chosen != res.Grid[bestIndex(res.Success)] {
+			t.Errorf("%s: sweep %+v", p.arm, res)
+		}
+		from := sampled
+		if res.Chosen == 0 {
+			from = greedy
+		}
+		if got, want := read(evalFile(best, p.arm, p.k)+".episodes.jsonl"), read(evalFile(from, p.arm, p.k)+".episodes.jsonl"); got != want {
+			t.Errorf("%s at T=%g: its best-temperature episodes are not its %s ones", p.arm, res.Chosen, from.name)
+		}
+	}
+	report := read("report.md")
+	for _, want := range []string{"Each checkpoint at its own best temperature", "## Each policy at its best temperature", "| policy | chosen | T=0 | T=1 |"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	if !strings.Contains(read("manifest.json"), `"tune_grid"`) {
+		t.Error("the manifest does not record the grid")
+	}
+	cfg.TuneGrid = []float64{0, 0.5, 1}
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "temperature grid") {
+		t.Errorf("resumed with another grid: %v", err)
+	}
+	cfg.TuneGrid = []float64{1, 0}
+	if _, err := Run(context.Background(), Config{Task: cfg.Task, Preset: cfg.Preset, Out: t.TempDir(), TuneGrid: cfg.TuneGrid, Log: quiet}); err == nil || !strings.Contains(err.Error(), "must ascend") {
+		t.Errorf("a descending grid: %v", err)
 	}
 }

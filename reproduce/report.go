@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,6 +98,15 @@ func (r *run) report() ([]Row, error) {
 	if err := r.f.WriteJSON("summary-greedy.json", greedyRows); err != nil {
 		return nil, err
 	}
+	var bestRows []Row
+	if slices.Contains(r.decodings(), best) {
+		if bestRows, err = r.summarize(best); err != nil {
+			return nil, err
+		}
+		if err := r.f.WriteJSON("summary-best.json", bestRows); err != nil {
+			return nil, err
+		}
+	}
 	recs, err := r.f.ReadMetrics()
 	if err != nil {
 		return nil, err
@@ -106,7 +116,7 @@ func (r *run) report() ([]Row, error) {
 	if err := r.plots(rows, curves); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, greedyRows, curves, diag) }); err != nil {
+	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, greedyRows, bestRows, curves, diag) }); err != nil {
 		return nil, err
 	}
 	// The same run as one page for a browser, read back from the files
@@ -514,7 +524,7 @@ func verdict(c Comparison) string {
 	}
 }
 
-func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]curve, diag []diagnosis) error {
+func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map[string]curve, diag []diagnosis) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
 	if sl := r.slice(); sl != eval.TestSlice {
@@ -533,6 +543,12 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 	fmt.Fprintln(w)
 	verdictTable(w, greedyRows, measure)
 	fmt.Fprintln(w)
+	if len(bestRows) > 0 {
+		fmt.Fprintln(w, "Each checkpoint at its own best temperature, chosen on validation problems no verdict uses (summary-best.json; the temperatures are in the section below): the policy a user would deploy, and the base at its best decoding, the comparison \"RL helps\" must win:")
+		fmt.Fprintln(w)
+		verdictTable(w, bestRows, measure)
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintf(w, "Each RL arm was trained with %d RL seeds (seed index k trains with RLSeed(%d, k); index 0 with the run's seed) from the same base policy and simulator, "+
 		"and every arm and seed played the same %d held-out problems with the same user seeds. A difference is the claimed-better arm's %s minus the other's, "+
 		"per problem and averaged over the seeds; the base, which has no RL seed, is its one evaluation against every seed. "+
@@ -594,6 +610,9 @@ func (r *run) markdown(w io.Writer, rows, greedyRows []Row, curves map[string]cu
 		}
 	}
 	fmt.Fprintln(w)
+	if err := r.temperatureSection(w); err != nil {
+		return err
+	}
 	if err := r.failureSection(w); err != nil {
 		return err
 	}

@@ -145,6 +145,12 @@ type Config struct {
 	// proxy. Off by default: its human conversations are the expensive
 	// part at scale.
 	Recalibrate bool
+	// TuneGrid, when set, adds the best-temperature decoding (besttemp.go):
+	// each policy plays TuneEpisodes validation problems (default
+	// min(200, EvalEpisodes)) at each of these ascending temperatures (0:
+	// greedy), and is evaluated on the test problems at the best.
+	TuneGrid     []float64
+	TuneEpisodes int
 	// EvalSlice is the part of the test split every evaluation plays
 	// (eval.Slice): the zero value and eval.TestSlice carry a verdict;
 	// eval.ValidationSlice is for runs that choose settings.
@@ -204,8 +210,24 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			groups = append(groups, []stage{s})
 		}
 	}
-	var evals []stage
-	for _, d := range decodings {
+	if err := checkTuneGrid(cfg.TuneGrid); err != nil {
+		return nil, err
+	}
+	if len(cfg.TuneGrid) > 0 && cfg.Recalibrate {
+		return nil, errors.New("reproduce: the best-temperature decoding does not tune the recalibrated arm yet: run --recalibrate without it")
+	}
+	evals := r.tuneStages() // the best temperatures, beside the first evaluations
+	var bestEvals []stage   // which read them
+	for _, d := range r.decodings() {
+		if d == best {
+			bestEvals = append(bestEvals, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
+			for k := range r.seeds() {
+				for _, arm := range rlArms {
+					bestEvals = append(bestEvals, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
+				}
+			}
+			continue
+		}
 		evals = append(evals, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
 		if dialog.ToolOf(t) != nil {
 			evals = append(evals, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0)})
@@ -219,7 +241,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	}
 	// The sim-to-real gap of every trained policy (fidelity.go), after the
 	// evaluations whose human-proxy conversations it reuses.
-	groups = append(groups, evals, r.fidelityStages())
+	groups = append(groups, evals)
+	if len(bestEvals) > 0 {
+		groups = append(groups, bestEvals)
+	}
+	groups = append(groups, r.fidelityStages())
 	if err := runStages(ctx, f, groups, cfg.Jobs, cfg.Log); err != nil {
 		return nil, err
 	}
@@ -514,6 +540,9 @@ func (r *run) manifest() error {
 		if sl, _ := c["eval_slice"].(string); ok && cmp.Or(sl, eval.TestSlice.Name) != r.slice().Name {
 			return fmt.Errorf("reproduce: %s was evaluated on the %s slice, not %s: use another --out", r.cfg.Out, cmp.Or(sl, eval.TestSlice.Name), r.slice().Name)
 		}
+		if g := fmt.Sprint(c["tune_grid"]); ok && g != fmt.Sprint(gridAsJSON(r.cfg.TuneGrid)) {
+			return fmt.Errorf("reproduce: %s was started with the temperature grid %v, not %v: use another --out", r.cfg.Out, c["tune_grid"], r.cfg.TuneGrid)
+		}
 		if _, has := c["eval_decodings"]; ok && !has {
 			// Its eval/ holds greedy evaluations, which this version reads
 			// as sampled ones.
@@ -532,6 +561,9 @@ func (r *run) manifest() error {
 		"rl_seeds": r.seeds(), "eval_decodings": decodingNames()}
 	if r.slice() != eval.TestSlice {
 		config["eval_slice"] = r.slice().Name // the test slice, as before slices, goes unsaid
+	}
+	if len(r.cfg.TuneGrid) > 0 {
+		config["tune_grid"], config["tune_episodes"] = r.cfg.TuneGrid, r.tuneEpisodes()
 	}
 	return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: config})
 }
@@ -813,7 +845,15 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		if arm != ArmBase && arm != baseNoTool {
 			name = seedName(arm, k)
 		}
-		agent := &chatlm.Agent{Model: policy, Gen: r.gen(d), Tool: tool}
+		gen := r.gen(d)
+		if d == best {
+			temp, err := r.chosenTemperature(ckpt, k)
+			if err != nil {
+				return err
+			}
+			gen = tempGen(temp)
+		}
+		agent := &chatlm.Agent{Model: policy, Gen: gen, Tool: tool}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: r.slice().Start, Instances: r.cfg.Preset.EvalEpisodes,
 			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
 			CountTokens: policy.CountTokens})

@@ -95,6 +95,13 @@ worker count.
 Stages (one per arm and seed) and training checkpoints are resumable:
 after an interruption (Ctrl-C) run the same command again.
 
+--best-temperature 0,0.25,0.5,0.75,1 adds a third decoding: each policy
+(the base, every arm and seed) plays 200 validation problems (test split
+from problem 20000, users seeded apart) at each temperature, and is
+evaluated on the test problems at its best (eval-best/, summary-best.json,
+a third verdict table): the base at its best decoding is what RL must beat
+for a user who deploys it.
+
 One run is one pipeline: its intervals cover the problems, not the
 training of its logs, base and simulator. --pipelines 1,2,3 runs one whole
 pipeline per seed (each in its own folder, OUT/seed-S, one after another,
@@ -169,6 +176,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
+	f.Float64SliceVar(&cfg.TuneGrid, "best-temperature", nil, "also evaluate each policy at its best temperature from this ascending grid (0: greedy), chosen on validation problems no verdict uses, e.g. 0,0.25,0.5,0.75,1 (a third verdict: summary-best.json)")
 	f.StringVar(&sliceName, "eval-slice", "test", "part of the test split every evaluation plays: test (the verdict's) or validation (for runs that choose settings; from problem 20000, users seeded apart)")
 	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration)")
