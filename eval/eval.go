@@ -44,6 +44,11 @@ type Summary struct {
 	// nothing (task metric "delivered" 0: docedit's draft left as it
 	// was), for tasks that record it.
 	NoDelivery *float64 `json:"no_delivery,omitempty"`
+	// PassAtK is, when each problem was played several times (eval
+	// --samples), the mean over problems of the unbiased pass@k estimate
+	// (metric.PassAtK) for k = 1 … samples: how often a user who may
+	// retry k times gets a success.
+	PassAtK map[int]float64 `json:"pass_at_k,omitempty"`
 	// Failures counts episodes by failure class, for tasks that classify
 	// why a conversation failed (mathchat: never asks, miscopies, ...); an
 	// episode can be in several.
@@ -116,4 +121,27 @@ func (s *Summary) shortcuts() {
 		nd := 1 - v
 		s.NoDelivery = &nd
 	}
+}
+
+// PassAtK is the mean over problems of metric.PassAtK(n, c, k) for k = 1
+// … samples, given each problem's samples n and successes c (by problem
+// index). Problems with fewer than samples episodes count with their own
+// n, and only for k ≤ n.
+func PassAtK(samples int, n, c map[int]int) map[int]float64 {
+	out := map[int]float64{}
+	for k := 1; k <= samples; k++ {
+		var sum float64
+		var problems int
+		for i, ni := range n {
+			if k > ni {
+				continue
+			}
+			sum += metric.PassAtK(ni, c[i], k)
+			problems++
+		}
+		if problems > 0 {
+			out[k] = sum / float64(problems)
+		}
+	}
+	return out
 }

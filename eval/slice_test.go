@@ -29,3 +29,18 @@ func TestSlicesAreDisjoint(t *testing.T) {
 		t.Errorf("unknown slice: %v", err)
 	}
 }
+
+// pass@k over problems: the mean of each problem's estimate, a problem
+// counting only for k up to its own samples.
+func TestPassAtKOverProblems(t *testing.T) {
+	n := map[int]int{0: 4, 1: 4, 2: 2}
+	c := map[int]int{0: 0, 1: 2, 2: 2}
+	got := PassAtK(4, n, c)
+	// k=1: (0 + 0.5 + 1)/3; k=2: (0 + 5/6 + 1)/3; k=3,4: (0 + 1)/2.
+	want := map[int]float64{1: 0.5, 2: (5.0/6 + 1) / 3, 3: 0.5, 4: 0.5}
+	for k, w := range want {
+		if d := got[k] - w; d > 1e-12 || d < -1e-12 {
+			t.Errorf("pass@%d = %v, want %v", k, got[k], w)
+		}
+	}
+}

@@ -28,6 +28,7 @@ func newEvalCmd() *cobra.Command {
 		episodes    string
 		temperature float64
 		sliceName   string
+		samples     int
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -90,12 +91,20 @@ only with settings already fixed.`,
 			tally := eval.NewTally(ef.seed)
 			classifier, _ := t.(failureClassifier)
 			failures := map[string]int{}
+			if samples < 1 || samples > maxSamples {
+				return fmt.Errorf("--samples %d: want 1 to %d", samples, maxSamples)
+			}
+			tried, solved := map[int]int{}, map[int]int{} // by problem, for pass@k
 			play := func(w io.Writer) error {
 				return rollout.Stream(cmd.Context(), t, a, u, rollout.Config{
-					Split: ef.split, Start: slice.Start, Instances: ef.n, Seed: slice.Seed(ef.seed), MaxTurns: ef.maxTurns, Workers: ef.workers,
+					Split: ef.split, Start: slice.Start, Instances: ef.n, Group: samples, Seed: slice.Seed(ef.seed), MaxTurns: ef.maxTurns, Workers: ef.workers,
 					AgentName: agent, UserName: ef.user, Progress: progress("eval", ef.n), CountTokens: count,
 				}, func(ep dialog.Episode) error {
 					tally.Add(&ep)
+					tried[ep.Index]++
+					if ep.Success {
+						solved[ep.Index]++
+					}
 					if classifier != nil {
 						for _, c := range classifier.FailuresOf(&ep) {
 							failures[c]++
@@ -120,6 +129,9 @@ only with settings already fixed.`,
 			if classifier != nil {
 				s.Failures = failures
 			}
+			if samples > 1 {
+				s.PassAtK = eval.PassAtK(samples, tried, solved)
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -132,6 +144,7 @@ only with settings already fixed.`,
 	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE or lm:DIR (a trained policy)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent (default greedy, as training's monitor plays)")
+	cmd.Flags().IntVar(&samples, "samples", 1, "episodes per problem (-n problems × samples episodes); above 1 it reports pass@k for k = 1 … samples against the user (the unbiased estimate), for a sampled lm agent")
 	cmd.Flags().StringVar(&sliceName, "slice", "test", "part of the test split: test (the first problems; the verdict's) or validation (from problem 20000, users seeded apart; for choosing settings)")
 	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file (as they finish; the file appears only when the run completes)")
 	return cmd
@@ -169,6 +182,13 @@ func printSummary(w io.Writer, s eval.Summary) error {
 		ends += fmt.Sprintf("%s %d", r, s.Ends[dialog.EndReason(r)])
 	}
 	fmt.Fprintf(tw, "ended\t%s\n", ends)
+	if len(s.PassAtK) > 0 {
+		var parts []string
+		for k := 1; k <= len(s.PassAtK); k++ {
+			parts = append(parts, fmt.Sprintf("@%d %.3f", k, s.PassAtK[k]))
+		}
+		fmt.Fprintf(tw, "pass\t%s\n", strings.Join(parts, "  "))
+	}
 	if len(s.Failures) > 0 {
 		fmt.Fprintf(tw, "why failed\t%s\n", joinCounts(s.Failures))
 	}
@@ -203,6 +223,10 @@ func remoteUsage(players map[string]any) map[string]float64 {
 	}
 	return usage
 }
+
+// maxSamples bounds --samples: pass@k beyond 64 retries says little a
+// user would act on, and each sample is a whole conversation.
+const maxSamples = 64
 
 // failureClassifier is a task that says why a conversation failed.
 type failureClassifier interface {

@@ -91,3 +91,25 @@ func TestEvalPrintsFailureClasses(t *testing.T) {
 		t.Errorf("the table has no failure line:\n%s", text)
 	}
 }
+
+// eval --samples plays each problem several times and reports pass@k:
+// pass@1 is the success rate, and pass@k never falls as k grows.
+func TestEvalPassAtK(t *testing.T) {
+	out := mustRun(t, "eval", "--task", "mathchat", "--agent", "scripted:guesser", "-n", "20", "--samples", "3", "--json")
+	var s eval.Summary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Episodes != 60 || len(s.PassAtK) != 3 {
+		t.Fatalf("%d episodes, pass@k %v", s.Episodes, s.PassAtK)
+	}
+	if d := s.PassAtK[1] - s.Success; d > 1e-9 || d < -1e-9 {
+		t.Errorf("pass@1 %v, success %v", s.PassAtK[1], s.Success)
+	}
+	if !(s.PassAtK[1] <= s.PassAtK[2] && s.PassAtK[2] <= s.PassAtK[3]) {
+		t.Errorf("pass@k falls with k: %v", s.PassAtK)
+	}
+	if _, err := run(t, "eval", "--task", "mathchat", "-n", "2", "--samples", "0"); err == nil || !strings.Contains(err.Error(), "--samples 0") {
+		t.Errorf("--samples 0: %v", err)
+	}
+}
