@@ -160,6 +160,10 @@ async def play_verl(url, adapters, log):
     max_turns = log.row["extra_info"]["interaction_kwargs"].get("max_turns") or 10
     messages, scores, mask, num_turns = await cv.run_tool_agent_loop(inter, log.row, model, max_assistant_turns=max_turns + 1)
     check(len(seen) == len(log.turns), f"{tag}: verl asked for {len(seen)} turns, the episode has {len(log.turns)}")
+    want = chat(log.row["prompt"])
+    for j in range(len(log.turns)):
+        want += [{"role": "assistant", "content": log.turns[j]}, {"role": "user", "content": log.flat(j)}]
+    check(chat(messages) == want, f"{tag}: the rollout verl trains on is not the logged conversation: {differ(chat(messages), want)}")
     fn = cv.custom_reward_fn(os.path.join(adapters, "calibrl_verl_reward.py"), "compute_score")
     reward = run("verl reward", lambda: cv.reward_loop_score(log.row, scores, num_turns, fn, messages[-1]["content"]))
     check(reward == log.ep["reward"], f"{tag}: training reward {reward}, calibrl eval's {log.ep['reward']}")
@@ -305,7 +309,7 @@ def main():
     # either would open another episode; docedit notes each agent turn,
     # the ledger each reply.
     runs = [("mathchat:easy", "scripted:careful", "4"), ("mathchat:easy", "scripted:sloppy", "3"),
-            ("docedit:easy", "scripted:careful", "5"), ("mathchat:h4:ledger", "scripted:careful", "6")]
+            ("docedit:easy", "scripted:careful", "5"), ("docedit", "scripted:sloppy", "6"), ("mathchat:h4:ledger", "scripted:careful", "6")]
     eps = []
     for task, agent, turns in runs:
         part = os.path.join(tmp, f"{len(eps)}.jsonl")
