@@ -27,6 +27,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -181,6 +182,22 @@ def verl_mixed_sources(adapters):
     before = len(cv.default_calls)
     got = fn(data_source="openai/gsm8k", solution_str="#### 7", ground_truth="7", extra_info={})
     check(got == 1.0 and len(cv.default_calls) == before + 1, f"verl: an openai/gsm8k row scored {got} without verl's default scorer")
+
+
+def verl_recipe():
+    """The recipe names the files it needs, and they are there."""
+    recipe = os.path.join(HERE, "recipe", "calibrl")
+    with open(os.path.join(recipe, "config", "interaction_config", "calibrl_interaction_config.yaml")) as f:
+        inter = f.read()
+    check('class_name: "calibrl_verl.CalibrlInteraction"' in inter and 'name: "calibrl"' in inter, "verl recipe: the interaction config does not name calibrl_verl.CalibrlInteraction as calibrl")
+    with open(os.path.join(recipe, "config", "calibrl_multiturn_grpo.yaml")) as f:
+        cfg = f.read()
+    for want in ("default_agent_loop: tool_agent", "name: compute_score", "use_reward_loop: True", "return_raw_chat: True", "max_assistant_turns: 11"):
+        check(want in cfg, f"verl recipe: config lacks {want!r}")
+    with open(os.path.join(recipe, "run_qwen2.5-0.5b_calibrl_multiturn.sh")) as f:
+        run_sh = f.read()
+    for want in ('custom_reward_function.path="$ADAPTERS_DIR/calibrl_verl_reward.py"', "interaction_config/calibrl_interaction_config.yaml", "--config-name=calibrl_multiturn_grpo"):
+        check(want in run_sh, f"verl recipe: launch script lacks {want!r}")
 
 
 # --- TRL ----------------------------------------------------------------
@@ -345,6 +362,7 @@ def main():
             totals["trl 0.29"] += run("trl 0.29", lambda: play_trl(url, adapters, log, "0.29")) or 0
             totals["openrlhf"] += run("openrlhf", lambda: asyncio.run(play_openrlhf(url, adapters, log, row))) or 0
         run("verl data sources", lambda: verl_mixed_sources(adapters))
+        run("verl recipe", verl_recipe)
         run("openrlhf cut short", lambda: asyncio.run(openrlhf_cut_short(url, adapters, Logged(rows[0], eps[0]), rows[0])))
         for trainer, calls in sorted(blocked.items()):
             check(False, f"{trainer}: blocking HTTP on the event loop's thread: {', '.join(sorted(calls))}")
@@ -354,6 +372,7 @@ def main():
     finally:
         srv.terminate()
         srv.wait(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
     if failures:
         print(f"{len(failures)} failures")
         sys.exit(1)
