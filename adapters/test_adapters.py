@@ -291,6 +291,132 @@ async def openrlhf_cut_short(url, adapters, log, dataset_row):
     check(server_episodes(url) == 0, f"openrlhf {log.ep['id']}: {server_episodes(url)} episode(s) left on the server after the executor ran out of tokens")
 
 
+# --- a policy that reads the notes --------------------------------------
+
+LEDGER_ANSWER = re.compile(r"Every number told\. The answer is ([^ ]+?)\.(?:\s|$)")
+LEDGER_NEXT = re.compile(r"Next: (.+?)(?:\n|$)")
+
+
+def ledger_reader(messages):
+    """A mathchat agent that does what the ledger says: it answers with the
+    ledger's answer, else asks the ledger's next question. It reads only
+    what follows its own last turn, in whatever roles the trainer put it,
+    so it plays the same whether calibrl (eval --agent remote:) or a
+    trainer shows it the conversation, and solves nothing without the
+    notes."""
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=0)
+    after = "\n".join(m["content"] for m in messages[last + 1:] if m["role"] != "assistant")
+    if m := LEDGER_ANSWER.search(after):
+        return f"The answer is {m.group(1)}."
+    if m := LEDGER_NEXT.search(after):
+        return m.group(1).strip()
+    return "Which number do you need to tell me first?"
+
+
+def serve_policy(policy):
+    """An OpenAI-compatible /v1/chat/completions playing policy, for
+    `calibrl eval --agent remote:NAME`."""
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            text = policy(req["messages"])
+            body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": req["model"],
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def ledger_reader_episodes(binary, tmp):
+    """calibrl eval of the ledger reader, and the rows that reopen its episodes."""
+    srv = serve_policy(ledger_reader)
+    try:
+        out = os.path.join(tmp, "reader.jsonl")
+        env = dict(os.environ, OPENAI_BASE_URL=f"http://127.0.0.1:{srv.server_address[1]}/v1")
+        env.pop("CALIBRL_REMOTE_CONFIG", None)
+        subprocess.run([binary, "eval", "--task", "mathchat:h4:ledger", "--agent", "remote:ledger-reader", "--user", "human", "-n", "8",
+                        "--max-turns", "6", "--seed", "11", "--episodes-out", out], check=True, capture_output=True, env=env, timeout=120)
+    finally:
+        srv.shutdown()
+    eps = read_jsonl(out)
+    rows_path = os.path.join(tmp, "reader-prompts.jsonl")
+    subprocess.run([binary, "export", "--logs", out, "--kind", "prompts", "--out", rows_path], check=True, capture_output=True)
+    return eps, read_jsonl(rows_path)
+
+
+async def reader_verl(url, adapters, row):
+    import conformance_verl as cv
+
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction", "config": {"base_url": url, "user": "human"}}])
+    messages, scores, _, num_turns = await cv.run_tool_agent_loop(inter, row, ledger_reader, max_assistant_turns=7)
+    fn = cv.custom_reward_fn(os.path.join(adapters, "calibrl_verl_reward.py"), "compute_score")
+    return cv.reward_loop_score(row, scores, num_turns, fn, messages[-1]["content"])
+
+
+def reader_trl(url, row, version):
+    import conformance_trl as ct
+    import calibrl_trl
+
+    cls = calibrl_trl.CalibrlEnv if version == "1.8" else getattr(calibrl_trl, "LegacyCalibrlEnv", calibrl_trl.CalibrlEnv)
+    funcs = [] if version == "1.8" else [getattr(calibrl_trl, "reward", lambda environments, **kw: [e.get_reward() for e in environments])]
+    factory = lambda: cls(base_url=url)  # noqa: E731
+    funcs = ct.probe(factory, version, funcs)
+
+    def model(messages, tools):
+        if messages[-1]["role"] == "tool" and messages[-1]["content"].startswith("(The user has left"):
+            return {"content": "Goodbye."}
+        return {"content": "", "tool_calls": [{"name": "reply", "arguments": {"message": ledger_reader(messages)}}]}
+
+    env = factory()
+    ct.rollout(env, dict(row), model, version, max_tool_calling_iterations=8)
+    return ct.rewards(funcs, [env], [row["prompt"]], [[]])[0]
+
+
+async def reader_openrlhf(url, adapters, row):
+    import conformance_openrlhf as co
+
+    module = co.load_agent_module(os.path.join(adapters, "calibrl_openrlhf.py"))
+    try:
+        executor = co.load_agent_executor(module)
+    except Exception:  # reported by play_openrlhf; go on with the instance
+        executor = co.MultiTurnAgentExecutor(module.AgentInstance)
+    tok = co.ChatMLTokenizer()
+    prompt, label = co.preprocess_data(row, "prompt", "label", tok)
+    model = lambda text: ledger_reader(co.parse_chatml(text)) + "<|im_end|>"  # noqa: E731
+    out = await executor.execute(prompt=prompt, label=label, sampling_params=co.SamplingParams(), max_length=1 << 20,
+                                 hf_tokenizer=tok, llm_engine=co.Engine(model, tok), images=None)
+    return co.experience_info(out)["reward"].item()
+
+
+def reader_checks(url, adapters, eps, rows):
+    solved = sum(1 for ep in eps if ep["success"])
+    check(solved >= len(eps) // 2, f"ledger reader: calibrl eval solved {solved} of {len(eps)}: the check shows nothing")
+    totals = {"eval": 0.0, "verl": 0.0, "trl 1.8": 0.0, "trl 0.29": 0.0, "openrlhf": 0.0}
+    for row, ep in zip(rows, eps):
+        totals["eval"] += ep["reward"]
+        for name, fn in (("verl", lambda: asyncio.run(reader_verl(url, adapters, row))), ("trl 1.8", lambda: reader_trl(url, row, "1.8")),
+                         ("trl 0.29", lambda: reader_trl(url, row, "0.29")), ("openrlhf", lambda: asyncio.run(reader_openrlhf(url, adapters, row)))):
+            got = run(f"{name} ledger reader", fn)
+            check(got == ep["reward"], f"{name} ledger reader {ep['id']}: reward {got}, calibrl eval's {ep['reward']} for the same agent")
+            totals[name] += got or 0
+    print(f"ledger reader on mathchat:h4:ledger: calibrl eval solved {solved} of {len(eps)}")
+    for k, v in totals.items():
+        print(f"  mean reward {k:9s} {v / len(eps):.4f}")
+
+
 # --- main ---------------------------------------------------------------
 
 def run(name, fn):
@@ -341,6 +467,7 @@ def main():
     rows = read_jsonl(prompts)
     check(len(rows) == len(eps), f"export wrote {len(rows)} rows for {len(eps)} episodes")
     notes = sum(1 for ep in eps for m in ep["messages"] if m["role"] == "system")
+    reader_eps, reader_rows = ledger_reader_episodes(binary, tmp)
     check(notes > 0, "no environment notes in the logged episodes: the test would show nothing")
 
     port = free_port()
@@ -363,6 +490,7 @@ def main():
             totals["openrlhf"] += run("openrlhf", lambda: asyncio.run(play_openrlhf(url, adapters, log, row))) or 0
         run("verl data sources", lambda: verl_mixed_sources(adapters))
         run("verl recipe", verl_recipe)
+        reader_checks(url, adapters, reader_eps, reader_rows)
         run("openrlhf cut short", lambda: asyncio.run(openrlhf_cut_short(url, adapters, Logged(rows[0], eps[0]), rows[0])))
         for trainer, calls in sorted(blocked.items()):
             check(False, f"{trainer}: blocking HTTP on the event loop's thread: {', '.join(sorted(calls))}")
