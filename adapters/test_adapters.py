@@ -184,6 +184,22 @@ def verl_mixed_sources(adapters):
     check(got == 1.0 and len(cv.default_calls) == before + 1, f"verl: an openai/gsm8k row scored {got} without verl's default scorer")
 
 
+async def verl_cut_short(url, adapters, log):
+    """verl stops at max_assistant_turns without a word: the episode stays
+    until the next rollout on the worker finds it idle past
+    release_after_s (0 here) and releases it."""
+    import conformance_verl as cv
+
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction",
+                                         "config": {"base_url": url, "user": "human", "release_after_s": 0}}])
+    turns = iter(log.turns)
+    await cv.run_tool_agent_loop(inter, log.row, lambda m: next(turns), max_assistant_turns=2)
+    check(server_episodes(url) == 1, f"verl cut short: {server_episodes(url)} episodes on the server, want the cut one")
+    turns = iter(log.turns)
+    await cv.run_tool_agent_loop(inter, log.row, lambda m: next(turns), max_assistant_turns=len(log.turns) + 1)
+    check(server_episodes(url) == 0, f"verl cut short: {server_episodes(url)} episode(s) left after the next rollout, want the cut one released")
+
+
 def verl_recipe():
     """The recipe names the files it needs, and they are there."""
     recipe = os.path.join(HERE, "recipe", "calibrl")
@@ -490,6 +506,8 @@ def main():
             totals["openrlhf"] += run("openrlhf", lambda: asyncio.run(play_openrlhf(url, adapters, log, row))) or 0
         run("verl data sources", lambda: verl_mixed_sources(adapters))
         run("verl recipe", verl_recipe)
+        long = next(Logged(r, e) for r, e in zip(rows, eps) if len([m for m in e["messages"] if m["role"] == "assistant"]) >= 3)
+        run("verl cut short", lambda: asyncio.run(verl_cut_short(url, adapters, long)))
         reader_checks(url, adapters, reader_eps, reader_rows)
         run("openrlhf cut short", lambda: asyncio.run(openrlhf_cut_short(url, adapters, Logged(rows[0], eps[0]), rows[0])))
         for trainer, calls in sorted(blocked.items()):
