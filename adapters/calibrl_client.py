@@ -37,7 +37,10 @@ def episode_kwargs(row):
         try:
             row = json.loads(row)
         except ValueError as e:
-            raise ValueError(f"calibrl: label {row[:80]!r} is not the JSON of interaction_kwargs (calibrl export --kind prompts writes it): {e}") from None
+            raise ValueError(
+                f"calibrl: label {row[:80]!r} is not the JSON of interaction_kwargs ({e}): "
+                "train on rows of `calibrl export --kind prompts` and pass OpenRLHF --data.label_key label"
+            ) from None
     if not isinstance(row, dict):
         raise ValueError(f"calibrl: want interaction_kwargs as a dict or JSON string, got {type(row).__name__}")
     extra = row.get("extra_info")
