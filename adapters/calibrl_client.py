@@ -1,8 +1,13 @@
 """A minimal client of `calibrl serve`'s environment API, standard library only.
 
 Copy this file beside whichever adapter you use (calibrl_verl.py,
-calibrl_trl.py, calibrl_openrlhf.py). Seeds travel as strings: a 64-bit
-episode seed does not survive JSON parsers that read numbers as doubles.
+calibrl_verl_reward.py, calibrl_trl.py, calibrl_openrlhf.py). Seeds travel
+as strings: a 64-bit episode seed does not survive JSON parsers that read
+numbers as doubles.
+
+The client blocks; adapters that run inside an event loop (verl's agent
+loop, OpenRLHF's executor) call it through asyncio.to_thread, so one slow
+user reply never stalls the other rollouts on that loop.
 """
 
 import json
@@ -22,6 +27,52 @@ class CalibrlError(RuntimeError):
         err = body.get("error", {}) if isinstance(body, dict) else {}
         super().__init__(f"calibrl serve: {status}: {err.get('message', body)}")
         self.status, self.body = status, body
+
+
+def episode_kwargs(row):
+    """The interaction kwargs of an exported row, from whichever column the
+    trainer hands over: a JSON string (OpenRLHF's label), a dict of them, or
+    a whole row (extra_info.interaction_kwargs)."""
+    if isinstance(row, str):
+        try:
+            row = json.loads(row)
+        except ValueError as e:
+            raise ValueError(
+                f"calibrl: label {row[:80]!r} is not the JSON of interaction_kwargs ({e}): "
+                "train on rows of `calibrl export --kind prompts` and pass OpenRLHF --data.label_key label"
+            ) from None
+    if not isinstance(row, dict):
+        raise ValueError(f"calibrl: want interaction_kwargs as a dict or JSON string, got {type(row).__name__}")
+    extra = row.get("extra_info")
+    if isinstance(extra, dict) and isinstance(extra.get("interaction_kwargs"), dict):
+        row = extra["interaction_kwargs"]
+    if "task" not in row:
+        raise ValueError(f"calibrl: no task in {sorted(row)}: is this a row of `calibrl export --kind prompts`?")
+    return dict(row)
+
+
+def turn_messages(turn):
+    """What the agent reads after its turn, in the transcript's order and
+    roles, as calibrl's own policies read it (dialog.AgentChat): the
+    environment's note on the agent's turn as a system message (docedit's
+    current document), the user's reply, then the note on the reply as a
+    system message (mathchat's ledger). Empty parts are left out."""
+    out = []
+    if turn.get("note"):
+        out.append({"role": "system", "content": turn["note"]})
+    if turn.get("reply"):
+        out.append({"role": "user", "content": turn["reply"]})
+    if turn.get("reply_note"):
+        out.append({"role": "system", "content": turn["reply_note"]})
+    return out
+
+
+def turn_text(turn):
+    """turn_messages as the one string a trainer takes back (verl's user
+    message, TRL's tool result): the same parts in the same order, a blank
+    line between them. The notes name themselves ("Current document:",
+    "Still missing:", "Every number told."), so nothing is added."""
+    return "\n\n".join(m["content"] for m in turn_messages(turn))
 
 
 class Client:
@@ -58,7 +109,7 @@ class Client:
         return self._call("POST", "/v1/episodes", body)
 
     def turn(self, episode_id, message):
-        """Sends the agent's message; returns {"reply", "done", "reward", "info"}."""
+        """Sends the agent's message; returns {"note", "reply", "reply_note", "done", "reward", "info"}."""
         return self._call("POST", f"/v1/episodes/{episode_id}/turns", {"message": message})
 
     def transcript(self, episode_id):

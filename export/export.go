@@ -24,7 +24,16 @@
 //     instructions and the user's opening) as the prompt and, in
 //     extra_info.interaction_kwargs, what a verl Interaction needs to open
 //     the same episode on `calibrl serve` (task, split, index, sample,
-//     episode_seed): the RL dataset for training through the service.
+//     episode_seed): the RL dataset for training through the service. The
+//     same kwargs are in the label column as a JSON string and the data
+//     source in the datasource column, the two columns OpenRLHF's
+//     PromptDataset reads besides the prompt (--data.label_key label);
+//     TRL passes every column to the environment's reset.
+//
+// Every row's data_source is DataSource(task): verl routes rows to a
+// reward function by it, and its default scorer knows no calibrl task
+// (it raises NotImplementedError), so the name says which function the
+// row needs: adapters/calibrl_verl_reward.py's compute_score.
 //
 // Files are written atomically: a failed export leaves no partial file.
 // Stream reads and converts one episode at a time, so a log of any size
@@ -146,14 +155,29 @@ type ExtraInfo struct {
 	InteractionKwargs InteractionKwargs `json:"interaction_kwargs" parquet:"interaction_kwargs"`
 }
 
-// PromptRow is one episode's opening, as verl's RL dataset rows are.
+// PromptRow is one episode's opening, as verl's RL dataset rows are, with
+// the two columns OpenRLHF's PromptDataset reads besides the prompt:
+// Label, the interaction kwargs as a JSON string (its label reaches the
+// agent's reset as is, and a string survives every loader and Ray hop),
+// and Datasource, the data source under OpenRLHF's name.
 type PromptRow struct {
 	DataSource  string      `json:"data_source" parquet:"data_source"`
 	Prompt      []Message   `json:"prompt" parquet:"prompt,list"`
 	Ability     string      `json:"ability" parquet:"ability"`
 	RewardModel RewardModel `json:"reward_model" parquet:"reward_model"`
 	ExtraInfo   ExtraInfo   `json:"extra_info" parquet:"extra_info"`
+	Label       string      `json:"label" parquet:"label"`
+	Datasource  string      `json:"datasource" parquet:"datasource"`
 }
+
+// DataSourcePrefix starts every exported row's data_source.
+const DataSourcePrefix = "calibrl/"
+
+// DataSource is the data_source of a row of the task: the prefix, then
+// the task's full name ("calibrl/mathchat:easy"). verl groups validation
+// metrics by it, and the shipped reward function claims exactly the rows
+// it starts with, handing any other source to verl's own scorer.
+func DataSource(task string) string { return DataSourcePrefix + task }
 
 // PromptRows are the agent's first view of each episode, with what opens
 // the same episode on the service.
@@ -167,13 +191,16 @@ func PromptRows(eps []dialog.Episode) []PromptRow {
 
 func promptRow(ep *dialog.Episode) PromptRow {
 	first := ep.Messages[:1]
+	kw := InteractionKwargs{
+		Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
+		EpisodeSeed: strconv.FormatUint(ep.Seed, 10), MaxTurns: int64(ep.MaxTurns),
+	}
+	label, _ := json.Marshal(kw) // strings and integers: it cannot fail
 	return PromptRow{
-		DataSource: ep.Task, Prompt: convert(dialog.AgentChat(&ep.View, first)), Ability: ep.Task,
+		DataSource: DataSource(ep.Task), Prompt: convert(dialog.AgentChat(&ep.View, first)), Ability: ep.Task,
 		RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},
-		ExtraInfo: ExtraInfo{Split: ep.Split, Index: int64(ep.Index), InteractionKwargs: InteractionKwargs{
-			Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
-			EpisodeSeed: strconv.FormatUint(ep.Seed, 10), MaxTurns: int64(ep.MaxTurns),
-		}},
+		ExtraInfo:   ExtraInfo{Split: ep.Split, Index: int64(ep.Index), InteractionKwargs: kw},
+		Label:       string(label), Datasource: DataSource(ep.Task),
 	}
 }
 
@@ -239,7 +266,7 @@ func rolloutRows(ep *dialog.Episode, successOnly bool, dst []RolloutRow) []Rollo
 		}
 		turn++
 		dst = append(dst, RolloutRow{
-			DataSource: ep.Task, Prompt: convert(dialog.AgentChat(&ep.View, ep.Messages[:j])), Response: m.Content,
+			DataSource: DataSource(ep.Task), Prompt: convert(dialog.AgentChat(&ep.View, ep.Messages[:j])), Response: m.Content,
 			Reward: ep.Reward, Success: ep.Success, EpisodeID: ep.ID, Turn: turn, Turns: int64(ep.Turns),
 			Split: ep.Split, Index: int64(ep.Index), Agent: ep.Agent, User: ep.User,
 			RewardModel: RewardModel{Style: "rule", GroundTruth: ep.Oracle.Truth},

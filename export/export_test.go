@@ -205,3 +205,27 @@ func TestPromptRowsOpenTheLoggedEpisode(t *testing.T) {
 		t.Errorf("episode_seed reads back as %v (%T), want the exact decimal string", generic["episode_seed"], generic["episode_seed"])
 	}
 }
+
+// The label column is what OpenRLHF's PromptDataset hands the agent's
+// reset: the interaction kwargs, as a JSON string that reads back to the
+// same kwargs, seed exact. data_source and datasource name the task under
+// the prefix the shipped verl reward function claims.
+func TestPromptRowsCarryTheColumnsTrainersRead(t *testing.T) {
+	eps := episodes()
+	eps[0].Seed, eps[0].Task = 18446744073709551557, "guess:small"
+	for _, r := range PromptRows(eps) {
+		var kw InteractionKwargs
+		if err := json.Unmarshal([]byte(r.Label), &kw); err != nil {
+			t.Fatalf("label %q: %v", r.Label, err)
+		}
+		if kw != r.ExtraInfo.InteractionKwargs {
+			t.Errorf("label reads back as %+v, want %+v", kw, r.ExtraInfo.InteractionKwargs)
+		}
+		if want := "calibrl/" + kw.Task; r.DataSource != want || r.Datasource != want {
+			t.Errorf("data_source %q, datasource %q, want %q", r.DataSource, r.Datasource, want)
+		}
+	}
+	if kw := PromptRows(eps)[0].Label; !strings.Contains(kw, `"episode_seed":"18446744073709551557"`) {
+		t.Errorf("label %s: want the seed as an exact string", kw)
+	}
+}

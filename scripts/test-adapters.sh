@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the trainer adapters (adapters/*.py) against a live `calibrl serve`
-# on loopback, with plain python3 (no packages): see adapters/test_adapters.py.
+# on loopback, each driven by a stand-in of its trainer written from the
+# trainer's code (adapters/conformance_*.py), with plain python3 (no
+# packages): see adapters/test_adapters.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)

@@ -29,7 +29,9 @@ training run) into the datasets GPU trainers read:
                    reward, plus verl's data_source and reward_model columns
   --kind prompts   one row per episode: the agent's first view as the prompt and
                    extra_info.interaction_kwargs to replay the episode's user on
-                   calibrl serve (the RL dataset for training through the service)
+                   calibrl serve (the RL dataset for training through the service),
+                   the same kwargs as JSON in label (OpenRLHF's --data.label_key)
+                   and data_source calibrl/TASK (docs/scale.md)
 
 --format chat-jsonl writes {"messages": [...]} lines (OpenAI fine-tuning,
 TRL); --format parquet writes a Parquet file (verl, TRL, OpenRLHF).
