@@ -151,6 +151,13 @@ type Config struct {
 	// greedy), and is evaluated on the test problems at the best.
 	TuneGrid     []float64
 	TuneEpisodes int
+	// StaticReward is how the static arm scores a candidate
+	// (train.StaticConfig.Reward; default outcome), and StaticFill its
+	// FillRounds (default 0): static context RL's own settings, so that it
+	// can be run with as many informative groups as the interactive arms
+	// train on, and with the continuation reward that trains asking turns.
+	StaticReward string
+	StaticFill   int
 	// EvalSlice is the part of the test split every evaluation plays
 	// (eval.Slice): the zero value and eval.TestSlice carry a verdict;
 	// eval.ValidationSlice is for runs that choose settings.
@@ -212,6 +219,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	}
 	if err := checkTuneGrid(cfg.TuneGrid); err != nil {
 		return nil, err
+	}
+	if err := r.staticConfig(r.rlConfig(0)).Validate(); err != nil {
+		return nil, fmt.Errorf("reproduce: the static arm: %w", err)
 	}
 	if len(cfg.TuneGrid) > 0 && cfg.Recalibrate {
 		return nil, errors.New("reproduce: the best-temperature decoding does not tune the recalibrated arm yet: run --recalibrate without it")
@@ -543,6 +553,15 @@ func (r *run) manifest() error {
 		if g := fmt.Sprint(c["tune_grid"]); ok && g != fmt.Sprint(gridAsJSON(r.cfg.TuneGrid)) {
 			return fmt.Errorf("reproduce: %s was started with the temperature grid %v, not %v: use another --out", r.cfg.Out, c["tune_grid"], r.cfg.TuneGrid)
 		}
+		if ok {
+			oldReward, _ := c["static_reward"].(string)
+			oldFill, _ := c["static_fill"].(float64)
+			sc := r.staticConfig(train.RLConfig{})
+			if cmp.Or(oldReward, train.StaticOutcome) != sc.Reward || int(oldFill) != sc.FillRounds {
+				return fmt.Errorf("reproduce: %s was started with static reward %s and fill %d, not %s and %d: use another --out",
+					r.cfg.Out, cmp.Or(oldReward, train.StaticOutcome), int(oldFill), sc.Reward, sc.FillRounds)
+			}
+		}
 		if _, has := c["eval_decodings"]; ok && !has {
 			// Its eval/ holds greedy evaluations, which this version reads
 			// as sampled ones.
@@ -561,6 +580,9 @@ func (r *run) manifest() error {
 		"rl_seeds": r.seeds(), "eval_decodings": decodingNames()}
 	if r.slice() != eval.TestSlice {
 		config["eval_slice"] = r.slice().Name // the test slice, as before slices, goes unsaid
+	}
+	if sc := r.staticConfig(train.RLConfig{}); sc.Reward != train.StaticOutcome || sc.FillRounds != 0 {
+		config["static_reward"], config["static_fill"] = sc.Reward, sc.FillRounds // the defaults, as before, go unsaid
 	}
 	if len(r.cfg.TuneGrid) > 0 {
 		config["tune_grid"], config["tune_episodes"] = r.cfg.TuneGrid, r.tuneEpisodes()
@@ -747,7 +769,7 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 				return err
 			}
 			behaviour := func(agent string) (dialog.Agent, error) { return spec.Agent(r.t, agent) }
-			res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, train.StaticConfig{RLConfig: cfg, Reward: train.StaticOutcome}, out, log)
+			res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, r.staticConfig(cfg), out, log)
 			if err == nil {
 				r.trained(out, res)
 			}
@@ -876,4 +898,9 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		r.cfg.Log.Info("reproduce: evaluated", "arm", name, "decoding", d.name, "reward", sum.Reward)
 		return nil
 	}
+}
+
+// staticConfig is the static arm's trainer config around the RL config.
+func (r *run) staticConfig(cfg train.RLConfig) train.StaticConfig {
+	return train.StaticConfig{RLConfig: cfg, Reward: cmp.Or(r.cfg.StaticReward, train.StaticOutcome), FillRounds: r.cfg.StaticFill}
 }

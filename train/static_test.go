@@ -265,3 +265,71 @@ func TestStaticOutcomeRewardAppliesCommandsAtTheCut(t *testing.T) {
 		t.Fatalf("%d command cuts, %d rewarded, %d judged otherwise on the draft alone: the test shows nothing", commands, right, alone)
 	}
 }
+
+// With FillRounds, each iteration draws rounds of prompts until it holds
+// InstancesPerStep informative groups and trains on those alone: the
+// groups it trains on are never flat, it keeps more informative groups
+// than one round does, and it is deterministic and resumes exactly.
+func TestStaticFillRoundsKeepsInformativeGroups(t *testing.T) {
+	logs := addLogs(t, 24)
+	cfg := smallStatic()
+	cfg.Reward, cfg.InstancesPerStep, cfg.Iterations, cfg.MonitorEvery = StaticOutcome, 3, 4, 0
+	run := func(cfg StaticConfig, out string, ctx context.Context, log func(map[string]any)) ([]float32, error) {
+		m := toyPolicy(t, 80)
+		_, err := Static(ctx, m, addTask{}, logs, addBehaviour, addUser{}, nil, cfg, out, log)
+		return m.LM.Params.Data, err
+	}
+	flatShare := func(cfg StaticConfig) (float64, []map[string]any) {
+		var recs []map[string]any
+		if _, err := run(cfg, filepath.Join(t.TempDir(), "x"), context.Background(), func(r map[string]any) {
+			if r[MetricFlatGroups] != nil {
+				recs = append(recs, r)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		var s float64
+		for _, r := range recs {
+			s += r[MetricFlatGroups].(float64)
+		}
+		return s / float64(len(recs)), recs
+	}
+	without, _ := flatShare(cfg)
+	cfg.FillRounds = 6
+	with, recs := flatShare(cfg)
+	if without == 0 {
+		t.Fatalf("one round left no flat group (share %v): the test needs flat ones", without)
+	}
+	if with != 0 {
+		t.Errorf("filled iterations trained on flat groups: share %v (%v without filling)", with, without)
+	}
+	for _, r := range recs {
+		if r["static/fill_rounds"] == nil || r["static/informative_drawn"] == nil {
+			t.Fatalf("no fill metrics in %v", r)
+		}
+	}
+	a, err := run(cfg, filepath.Join(t.TempDir(), "a"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "c")
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := run(cfg, out, ctx, func(r map[string]any) {
+		if r["step"] == 2 && r["rollout/reward_mean"] != nil {
+			cancel()
+		}
+	}); err == nil {
+		t.Fatal("interrupted run: want an error")
+	}
+	c, err := run(cfg, out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, c) {
+		t.Fatal("a resumed filled run's weights differ from the uninterrupted run's")
+	}
+	cfg.FillRounds = maxFillRounds + 1
+	if err := cfg.Validate(); err == nil {
+		t.Error("too many fill rounds: no error")
+	}
+}

@@ -23,7 +23,7 @@ func newTrainPolicyCmd() *cobra.Command {
 	var (
 		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                                    uint64
-		steps, updates, miniBatch                                               int
+		steps, updates, miniBatch, staticFill                                   int
 		lr, beta                                                                float64
 		staticReward, metricsPath, lossMean                                     string
 	)
@@ -170,7 +170,7 @@ resumable (run the same command again after an interruption).`,
 						return lerr
 					}
 					behaviour := func(name string) (dialog.Agent, error) { return spec.Agent(t, name) }
-					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{RLConfig: cfg, Reward: staticReward}, out, log)
+					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{RLConfig: cfg, Reward: staticReward, FillRounds: staticFill}, out, log)
 				}
 				if err != nil {
 					return err
@@ -191,6 +191,7 @@ resumable (run the same command again after an interruption).`,
 	f.StringVar(&lossMean, "loss-mean", "", "override how the RL loss averages a minibatch: token (the preset's) or sequence (each conversation weighs the same)")
 	f.StringVar(&metricsPath, "metrics", "", "append every training record (per step or iteration) to this JSONL file")
 	f.StringVar(&staticReward, "static-reward", train.StaticOutcome, "how static RL scores a candidate: outcome, continuation or behaviour")
+	f.IntVar(&staticFill, "static-fill", 0, "static RL: draw up to this many rounds of prompts per iteration until it holds --preset's prompts-per-iteration informative groups (rewards not all equal), and train on those (0: one round, flat groups dropped)")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json for sft (default: train one on the logs)")
 	f.Uint64Var(&seed, "seed", 1, "seed")
