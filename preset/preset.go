@@ -61,6 +61,12 @@ type Preset struct {
 	// Recalibration budgets the recalibrated-interactive arm that
 	// reproduce --recalibrate adds.
 	Recalibration Recalibration
+	// FilteredBC is the filtered behaviour-cloning arm's budget
+	// (reproduce.ArmFilteredBC): fine-tuning the base on the logs' solved
+	// conversations. A tenth of the base's steps at a tenth of its
+	// learning rate, as the re-fit warm-starts the simulator; not yet
+	// chosen on validation problems.
+	FilteredBC SFTBudget
 }
 
 // Recalibration budgets online recalibration: the arm trains its RL
@@ -205,6 +211,7 @@ func all() map[string]Preset {
 			RL: RLBudget{Iterations: 2, InstancesPerStep: 2, Group: 2, MaxNewTokens: 24, MonitorEvery: 1, MonitorInstances: 4,
 				LR: 1e-4, UpdatesPerBatch: 2},
 			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 8, SFT: SFTBudget{Steps: 6, BatchSize: 8, LR: 1e-3, EvalEvery: 2}, GapEpisodes: 8},
+			FilteredBC:    SFTBudget{Steps: 6, BatchSize: 8, LR: 3e-4, EvalEvery: 2},
 		},
 		"quick": {
 			Name: "quick", Level: "", Vocab: 768,
@@ -258,6 +265,7 @@ func all() map[string]Preset {
 			// fresh optimizer needs the small step.
 			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 500, ReplayLogs: 1500,
 				SFT: SFTBudget{Steps: 150, BatchSize: 16, LR: 2e-4, EvalEvery: 50}, GapEpisodes: 200},
+			FilteredBC: SFTBudget{Steps: 300, BatchSize: 16, LR: 2e-4, EvalEvery: 100},
 		},
 		"paper": {
 			Name: "paper", Vocab: 1024,
@@ -271,6 +279,7 @@ func all() map[string]Preset {
 				LR: 1e-4, UpdatesPerBatch: 2},
 			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 2000, ReplayLogs: 6000,
 				SFT: SFTBudget{Steps: 400, BatchSize: 32, LR: 1e-4, EvalEvery: 100}, GapEpisodes: 500},
+			FilteredBC: SFTBudget{Steps: 300, BatchSize: 32, LR: 1e-4, EvalEvery: 100},
 		},
 	}
 }

@@ -129,7 +129,7 @@ func (r *run) tuneStages() []stage {
 	}
 	out := []stage{{tuneFile(ArmBase, 0), r.tune(ArmBase, 0)}}
 	for k := range r.seeds() {
-		for _, arm := range rlArms {
+		for _, arm := range r.trainedArms() {
 			out = append(out, stage{tuneFile(arm, k), r.tune(arm, k)})
 		}
 	}
@@ -163,7 +163,7 @@ func (r *run) temperatureSection(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\n| --- | --- |%s\n", repeatCell(len(r.cfg.TuneGrid)))
 	policies := [][2]any{{ArmBase, 0}}
-	for _, arm := range rlArms {
+	for _, arm := range r.trainedArms() {
 		for k := range r.seeds() {
 			policies = append(policies, [2]any{arm, k})
 		}

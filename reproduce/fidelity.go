@@ -56,7 +56,7 @@ func fidelityFile(arm string, k int) string {
 func (r *run) fidelityStages() []stage {
 	out := []stage{{fidelityFile(ArmBase, 0), r.simToReal(ArmBase, 0)}}
 	for k := range r.seeds() {
-		for _, arm := range rlArms {
+		for _, arm := range r.trainedArms() {
 			out = append(out, stage{fidelityFile(arm, k), r.simToReal(arm, k)})
 		}
 	}
@@ -201,7 +201,7 @@ func (r *run) simToRealSection(w io.Writer) error {
 	}
 	var rows []armGap
 	bleu := false
-	for _, arm := range append([]string{ArmBase}, rlArms...) {
+	for _, arm := range append([]string{ArmBase}, r.trainedArms()...) {
 		row := armGap{arm: arm}
 		n := r.seeds()
 		if arm == ArmBase {

@@ -46,6 +46,8 @@ func claimPaper(family, better, worse string) string {
 		return "not in the paper: online recalibration is its future work"
 	case better == ArmOracle && worse == ArmBase:
 		return "not in the paper: the check that RL works at all"
+	case better == ArmFilteredBC || worse == ArmFilteredBC:
+		return "not in the paper: the cheap alternative to RL"
 	}
 	return paperPair(family, better, worse)
 }

@@ -77,13 +77,17 @@ const (
 	humanSeed = 0x68756d616e
 )
 
-// arms are the run's arms in report order: Arms, then the recalibrated
-// arm when the run trains it.
+// arms are the run's arms in report order: Arms, then the filtered-BC
+// and the recalibrated arms when the run trains them.
 func (r *run) arms() []string {
-	if !r.cfg.Recalibrate {
-		return Arms
+	arms := Arms
+	if r.cfg.FilteredBC {
+		arms = append(slices.Clone(arms), ArmFilteredBC)
 	}
-	return append(slices.Clone(Arms), ArmRecalibrated)
+	if r.cfg.Recalibrate {
+		arms = append(slices.Clone(arms), ArmRecalibrated)
+	}
+	return arms
 }
 
 // rounds is the round schedule: each round's RL iterations, summing to

@@ -44,6 +44,9 @@ var claims = [][2]string{
 	{ArmCalibrated, ArmStatic}, {ArmCalibrated, ArmNaive}, {ArmCalibrated, ArmBase},
 	{ArmNaive, ArmStatic}, {ArmStatic, ArmBase}, {ArmCalibrated, ArmOracle},
 	{ArmOracle, ArmBase},
+	// Filtered behaviour cloning (Config.FilteredBC), when the run trains
+	// it: does RL beat the cheap alternative, and does that beat the base?
+	{ArmCalibrated, ArmFilteredBC}, {ArmFilteredBC, ArmBase},
 	// Online recalibration (Config.Recalibrate), when the run trains it.
 	{ArmRecalibrated, ArmCalibrated}, {ArmRecalibrated, ArmOracle},
 }

@@ -151,6 +151,10 @@ type Config struct {
 	// greedy), and is evaluated on the test problems at the best.
 	TuneGrid     []float64
 	TuneEpisodes int
+	// FilteredBC adds the filtered behaviour-cloning arm (filteredbc.go):
+	// the base fine-tuned on the logs' solved conversations, the cheap
+	// alternative to RL a user would try first.
+	FilteredBC bool
 	// StaticReward is how the static arm scores a candidate
 	// (train.StaticConfig.Reward; default outcome), and StaticFill its
 	// FillRounds (default 0): static context RL's own settings, so that it
@@ -207,7 +211,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	// whole replicates; the recalibrated arm's rounds follow one another.
 	var arms []stage
 	for k := range r.seeds() {
-		for _, arm := range rlArms {
+		for _, arm := range r.trainedArms() {
 			arms = append(arms, stage{seedName(arm, k), r.arm(arm, k)})
 		}
 	}
@@ -232,7 +236,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		if d == best {
 			bestEvals = append(bestEvals, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
 			for k := range r.seeds() {
-				for _, arm := range rlArms {
+				for _, arm := range r.trainedArms() {
 					bestEvals = append(bestEvals, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
 				}
 			}
@@ -243,7 +247,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			evals = append(evals, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0)})
 		}
 		for k := range r.seeds() {
-			for _, arm := range rlArms {
+			for _, arm := range r.trainedArms() {
 				evals = append(evals, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
 			}
 		}
@@ -562,6 +566,9 @@ func (r *run) manifest() error {
 					r.cfg.Out, cmp.Or(oldReward, train.StaticOutcome), int(oldFill), sc.Reward, sc.FillRounds)
 			}
 		}
+		if _, has := c["filtered_bc"]; ok && has != r.cfg.FilteredBC {
+			return fmt.Errorf("reproduce: %s was started %s the filtered-BC arm: use another --out", r.cfg.Out, map[bool]string{true: "with", false: "without"}[has])
+		}
 		if _, has := c["eval_decodings"]; ok && !has {
 			// Its eval/ holds greedy evaluations, which this version reads
 			// as sampled ones.
@@ -586,6 +593,9 @@ func (r *run) manifest() error {
 	}
 	if len(r.cfg.TuneGrid) > 0 {
 		config["tune_grid"], config["tune_episodes"] = r.cfg.TuneGrid, r.tuneEpisodes()
+	}
+	if r.cfg.FilteredBC {
+		config["filtered_bc"] = r.cfg.Preset.FilteredBC.Config(r.cfg.Seed)
 	}
 	return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: config})
 }
@@ -759,6 +769,8 @@ func (r *run) arm(name string, k int) func(context.Context) error {
 		out := r.armCkpt(name, k)
 		log := r.metricsLog(seedName(name, k))
 		switch name {
+		case ArmFilteredBC:
+			return r.filteredBC(k)(ctx)
 		case ArmStatic:
 			logs, err := r.logs()
 			if err != nil {

@@ -42,3 +42,46 @@ func TestStaticArmSettings(t *testing.T) {
 		t.Errorf("an unknown static reward: %v", err)
 	}
 }
+
+// The filtered-BC arm trains from the base on the solved logs, per seed,
+// and stands in every table beside the others with its two claims; a run
+// started without it does not resume with it.
+func TestFilteredBCArm(t *testing.T) {
+	cfg := tinyConfig(t)
+	cfg.Out, cfg.FilteredBC = t.TempDir(), true
+	rows, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *Row
+	for i := range rows {
+		if rows[i].Arm == ArmFilteredBC {
+			row = &rows[i]
+		}
+	}
+	if row == nil || len(row.Seeds) != cfg.Preset.RLSeeds {
+		t.Fatalf("no filtered-bc row with %d seeds in %+v", cfg.Preset.RLSeeds, rows)
+	}
+	var claimed []string
+	for _, r := range rows {
+		for _, c := range r.Comparisons {
+			if strings.Contains(c.Claim, ArmFilteredBC) {
+				claimed = append(claimed, c.Claim+": "+c.Paper)
+			}
+		}
+	}
+	if len(claimed) != 2 || !strings.Contains(claimed[0]+claimed[1], "not in the paper: the cheap alternative to RL") {
+		t.Errorf("filtered-bc claims: %q", claimed)
+	}
+	metrics, err := os.ReadFile(filepath.Join(cfg.Out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(metrics), `"stage":"filtered-bc/seed-1"`) {
+		t.Error("no SFT records of filtered-bc's second seed")
+	}
+	cfg.FilteredBC = false
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with the filtered-BC arm") {
+		t.Errorf("resumed without the arm: %v", err)
+	}
+}

@@ -176,6 +176,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
+	f.BoolVar(&cfg.FilteredBC, "filtered-bc", false, "also train the filtered behaviour-cloning arm: the base fine-tuned on the logs' solved conversations (the cheap alternative to RL), per RL seed, beside the others in every table")
 	f.StringVar(&cfg.StaticReward, "static-reward", "outcome", "how the static arm scores a candidate: outcome (the task's verdict on the turn) or continuation (the turn continued by the base against the simulator, which also trains asking turns)")
 	f.IntVar(&cfg.StaticFill, "static-fill", 0, "the static arm draws up to this many rounds of prompts per iteration until it holds as many informative groups (rewards not all equal) as prompts, and trains on those: matches the interactive arms' gradient (0: one round)")
 	f.Float64SliceVar(&cfg.TuneGrid, "best-temperature", nil, "also evaluate each policy at its best temperature from this ascending grid (0: greedy), chosen on validation problems no verdict uses, e.g. 0,0.25,0.5,0.75,1 (a third verdict: summary-best.json)")

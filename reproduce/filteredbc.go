@@ -1,0 +1,60 @@
+package reproduce
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/sft"
+)
+
+// ArmFilteredBC is the cheap alternative a user would try before RL:
+// behaviour cloning filtered to the conversations that succeeded. It
+// fine-tunes the base on the logs' solved conversations alone
+// (Preset.FilteredBC's budget, from the base's weights), once per RL seed
+// index k with the seed RLSeed(seed, k) for its batch order, so that it
+// has seeds like the RL arms and every table treats it as one of them. It
+// trains with Config.FilteredBC.
+const ArmFilteredBC = "filtered-bc"
+
+// trainedArms are the arms trained from the base once per RL seed: the RL
+// arms, then filtered BC when the run trains it.
+func (r *run) trainedArms() []string {
+	if !r.cfg.FilteredBC {
+		return rlArms
+	}
+	return append(slices.Clone(rlArms), ArmFilteredBC)
+}
+
+// filteredBC fine-tunes the base on the solved logged conversations.
+func (r *run) filteredBC(k int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		all, err := r.logs()
+		if err != nil {
+			return err
+		}
+		var solved []dialog.Episode
+		for _, ep := range all {
+			if ep.Success {
+				solved = append(solved, ep)
+			}
+		}
+		if len(solved) == 0 {
+			return errors.New("filtered BC: no logged conversation succeeded")
+		}
+		p := &prep{f: r.f, preset: r.cfg.Preset, seed: RLSeed(r.cfg.Seed, k), tasks: []logSet{{t: r.t}}}
+		if r.cfg.Shared != "" {
+			p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
+		}
+		sc, err := p.sftConfig(r.cfg.Preset.Policy, r.cfg.Preset.FilteredBC, false)
+		if err != nil {
+			return err
+		}
+		sc.From = r.ckpt(ArmBase)
+		r.cfg.Log.Info("reproduce: filtered BC", "seed", k, "conversations", len(solved), "of", len(all))
+		_, err = sft.Policy(ctx, solved, sc, r.armCkpt(ArmFilteredBC, k), r.metricsLog(seedName(ArmFilteredBC, k)))
+		return err
+	}
+}
