@@ -91,7 +91,7 @@ func (r *rlRun) wrappedBatch(ctx context.Context, agent *chatlm.Agent, rc rollou
 // agent turn. All of a conversation's sequences share its advantage.
 func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSession) (rlBatch, error) {
 	b := rlBatch{rewards: make([]float64, len(eps)), owner: make([]int, 0, len(eps))}
-	var success, turns, agentTokens, split float64
+	var success, turns, agentTokens, split, nll, sampledTokens float64
 	for i := range eps {
 		ep := &eps[i]
 		s, ok := sessions[i].(*chatlm.AgentSession)
@@ -110,6 +110,14 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 		}
 		for _, turn := range s.Turns {
 			agentTokens += float64(len(turn.IDs))
+			if len(turn.LogProbs) != len(turn.IDs) {
+				continue
+			}
+			for j, lp := range turn.LogProbs {
+				if turn.Forced == nil || !turn.Forced[j] {
+					nll, sampledTokens = nll-float64(lp), sampledTokens+1
+				}
+			}
 		}
 		b.rewards[i] = ep.Reward
 		if ep.Success {
@@ -121,6 +129,9 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 	b.metrics = map[string]any{
 		MetricReward: mean(b.rewards), "rollout/success": success / n,
 		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
+	}
+	if sampledTokens > 0 {
+		b.metrics[MetricEntropy] = nll / sampledTokens
 	}
 	return b, nil
 }

@@ -281,6 +281,12 @@ func TestGRPOSmoke(t *testing.T) {
 			checkKeys(t, rec, iterKeys...)
 			stepped++
 		}
+		// The sampled tokens' mean surprisal: positive, and at most a
+		// little above the uniform distribution's over the vocabulary
+		// (a sample mean can exceed the entropy it estimates).
+		if h, ok := rec[MetricEntropy].(float64); !ok || !(h > 0 && h < 1.5*math.Log(80)) {
+			t.Errorf("rollout entropy %v, want in (0, 1.5·ln 80)", rec[MetricEntropy])
+		}
 	}
 	if stepped == 0 {
 		t.Fatal("no iteration logged its losses")

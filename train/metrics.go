@@ -21,6 +21,12 @@ const (
 	// the update.
 	MetricReward     = "rollout/reward_mean"
 	MetricFlatGroups = "rollout/flat_groups"
+	// MetricEntropy is the mean negative log-probability, under the
+	// model, of the tokens the policy sampled in its turns (not those a
+	// tool forced): at the rollouts' temperature 1 and top-p 1 an unbiased
+	// estimate of the policy's per-token entropy in nats, so that arms can
+	// be compared at matched entropy (RL that only sharpens lowers it).
+	MetricEntropy = "rollout/entropy"
 	MetricPolicyLoss = "loss/policy"
 	MetricKL         = "loss/kl"
 	MetricClipFrac   = "loss/clip_frac"
