@@ -26,7 +26,7 @@ const (
 	// tool forced): at the rollouts' temperature 1 and top-p 1 an unbiased
 	// estimate of the policy's per-token entropy in nats, so that arms can
 	// be compared at matched entropy (RL that only sharpens lowers it).
-	MetricEntropy = "rollout/entropy"
+	MetricEntropy    = "rollout/entropy"
 	MetricPolicyLoss = "loss/policy"
 	MetricKL         = "loss/kl"
 	MetricClipFrac   = "loss/clip_frac"
