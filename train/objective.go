@@ -68,6 +68,13 @@ type PolicyLossStats struct {
 // zero gradient. refLogp may be nil when beta is 0.
 func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float64) (PolicyLossStats, []float32) {
 	dlogp := make([]float32, len(logp))
+	return policyLossInto(dlogp, logp, oldLogp, refLogp, adv, mask, clipEps, beta), dlogp
+}
+
+// policyLossInto is PolicyLoss writing the gradient into dlogp (len(logp)
+// long; overwritten whole), so that the RL update reuses one buffer.
+func policyLossInto(dlogp, logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float64) PolicyLossStats {
+	clear(dlogp)
 	var st PolicyLossStats
 	var n float64 // total weight
 	for i := range logp {
@@ -77,7 +84,7 @@ func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float
 		}
 	}
 	if st.Tokens == 0 {
-		return st, dlogp
+		return st
 	}
 	st.Weight = n
 	var clipped float64
@@ -115,7 +122,7 @@ func PolicyLoss(logp, oldLogp, refLogp, adv, mask []float32, clipEps, beta float
 	st.KL /= n
 	st.Ratio /= n
 	st.ClipFrac = clipped / n
-	return st, dlogp
+	return st
 }
 
 // groupRewardStats describes the groups GroupAdvantages sees (consecutive

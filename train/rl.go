@@ -295,6 +295,9 @@ type rlRun struct {
 	// midUpdate: the update of iteration st.Iter has begun and the
 	// iteration is not counted yet (stop saves no checkpoint then).
 	midUpdate bool
+	// buf holds the update's per-run buffers, allocated once at the
+	// largest run's size and reused by every step after.
+	buf updateBuffers
 	// fingerprint is what a resumed run must agree on besides the config
 	// (the static trainer's number of prompts).
 	fingerprint int
@@ -625,7 +628,7 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 			batch[j] = seqs[idx[k]]
 		}
 		tok, B, T, lens, mask := r.policy.Pack(batch)
-		oldFlat, refFlat, advFlat := make([]float32, B*T), make([]float32, B*T), make([]float32, B*T)
+		oldFlat, refFlat, advFlat, dlogp := r.buf.take(B * T)
 		for j, k := range run {
 			copy(oldFlat[j*T:], old[k])
 			copy(refFlat[j*T:], ref[k])
@@ -641,7 +644,7 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		if err != nil {
 			return PolicyLossStats{}, 0, err
 		}
-		rs, dlogp := PolicyLoss(logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
+		rs := policyLossInto(dlogp, logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
 		if cfg.Beta == 0 {
 			rs.KL = meanKL(logp, refFlat, mask) // still worth watching
 		}
@@ -664,6 +667,26 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		return st, norm, err
 	}
 	return st, norm, nil
+}
+
+// updateBuffers are a minibatch run's old and reference log-probs, its
+// advantages and its loss gradient, B·T positions each.
+type updateBuffers struct{ old, ref, adv, dlogp []float32 }
+
+// take returns the four buffers at length n, growing them only when a run
+// is larger than any before. The caller overwrites what it reads: the
+// sequences copied in cover their own positions only, so the rest are
+// cleared here (padding has mask 0, but its old and reference log-probs
+// must not be a previous run's values either).
+func (b *updateBuffers) take(n int) (old, ref, adv, dlogp []float32) {
+	if cap(b.old) < n {
+		b.old, b.ref, b.adv, b.dlogp = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	}
+	b.old, b.ref, b.adv, b.dlogp = b.old[:n], b.ref[:n], b.adv[:n], b.dlogp[:n]
+	clear(b.old)
+	clear(b.ref)
+	clear(b.adv)
+	return b.old, b.ref, b.adv, b.dlogp
 }
 
 // lengthRuns cuts minibatch mb (indexing idx, which indexes seqs) into
