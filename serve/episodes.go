@@ -1,17 +1,16 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/rollout"
-	"github.com/calibrl/calibrl/task"
 )
 
 // CreateRequest starts an episode. Index picks the instance of the split
@@ -101,9 +100,16 @@ type CreateResponse struct {
 	Observation Observation `json:"observation"`
 }
 
-// TurnRequest is the agent's next message.
+// TurnRequest is the agent's next message. Messages, when sent, is the
+// conversation before it as the client holds it (the message list a
+// trainer such as verl passes every turn; it may end with Message itself):
+// with it any replica answers the turn, rebuilding the episode from its id
+// and the agent's earlier turns when it does not hold it (recover.go,
+// docs/serve.md). Without it a turn needs the replica that holds the
+// episode.
 type TurnRequest struct {
-	Message string `json:"message"`
+	Message  string           `json:"message"`
+	Messages []HistoryMessage `json:"messages,omitempty"`
 }
 
 // TurnResponse is the user's answer. Reward is 0 until Done, then the
@@ -134,6 +140,9 @@ type TurnInfo struct {
 	Outcome   string             `json:"outcome,omitempty"`
 	Metrics   map[string]float64 `json:"metrics,omitempty"`
 	UserEnded bool               `json:"user_ended"`
+	// Replayed is how many earlier turns this replica replayed to answer
+	// this one (the episode was rebuilt or caught up from Messages).
+	Replayed int `json:"replayed,omitempty"`
 }
 
 // Transcript is an episode as GET /v1/episodes/{id} shows it. It leaves
@@ -167,80 +176,85 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, s.cfg.MaxBodyBytes, &req, true) {
 		return
 	}
-	if req.Split == "" {
-		req.Split = "train"
+	k := episodeKey{Task: req.Task, Split: req.Split, User: req.User, Sample: req.Sample, MaxTurns: req.MaxTurns, Nonce: newKeyNonce()}
+	if k.Split == "" {
+		k.Split = "train"
 	}
-	if req.User == "" {
-		req.User = "human"
+	if k.User == "" {
+		k.User = "human"
 	}
-	if req.Task == "" {
-		writeError(w, http.StatusBadRequest, errInvalid, "no task: want {\"task\": NAME} with one of "+fmt.Sprint(task.Names()))
-		return
+	if k.MaxTurns == 0 {
+		k.MaxTurns = s.cfg.MaxTurns
 	}
-	if err := task.CheckSplit(req.Split); err != nil {
-		writeError(w, http.StatusBadRequest, errInvalid, err.Error())
-		return
-	}
-	if req.MaxTurns == 0 {
-		req.MaxTurns = s.cfg.MaxTurns
-	}
-	if req.MaxTurns < 0 || req.MaxTurns > s.cfg.MaxTurns {
-		writeErrorCode(w, http.StatusBadRequest, errInvalid, "", "max_turns", fmt.Sprintf("max_turns %d: want 1 to %d (the server's --max-turns)", req.MaxTurns, s.cfg.MaxTurns))
-		return
-	}
-	index := int(req.Seed % (1 << 31))
+	k.Index = int(req.Seed % (1 << 31))
 	if req.Index != nil {
-		index = *req.Index
+		k.Index = *req.Index
 	}
-	if index < 0 || req.Sample < 0 {
-		writeError(w, http.StatusBadRequest, errInvalid, "index and sample must not be negative")
+	if ke := s.check(k); ke != nil {
+		writeErrorCode(w, http.StatusBadRequest, errInvalid, "", ke.Param, ke.Message)
 		return
 	}
-	if !slices.Contains(s.cfg.Users, req.User) {
-		writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("user %q is not served here (served: %s)", req.User, strings.Join(s.cfg.Users, ", ")))
-		return
-	}
-	t, u, err := s.envs.get(req.Task, req.User)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, errInvalid, err.Error())
-		return
-	}
-	oracle, view, err := t.Instance(req.Split, index)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, errInvalid, fmt.Sprintf("instance %s/%d: %v", req.Split, index, err))
-		return
-	}
-	seed := rollout.EpisodeSeed(uint64(req.Seed), index, req.Sample)
+	k.Seed = Seed(rollout.EpisodeSeed(uint64(req.Seed), k.Index, k.Sample))
 	if req.EpisodeSeed != nil {
-		seed = uint64(*req.EpisodeSeed)
+		k.Seed = *req.EpisodeSeed
 	}
-	e := &episode{task: t, live: rollout.Begin(dialog.Episode{
-		Task: req.Task, Split: req.Split, User: req.User, Agent: "serve", MaxTurns: req.MaxTurns,
-		Seed: seed, Index: index, Sample: req.Sample, Oracle: *oracle, View: *view,
-	}, nil, u, rollout.Rules{Env: dialog.EnvironmentOf(t)})}
-	if err := e.live.Open(r.Context()); err != nil {
-		s.log.Warn("user open failed", "task", req.Task, "user", req.User, "err", err)
-		writeError(w, http.StatusBadGateway, errServer, "user could not open the conversation: "+err.Error())
+	e, rerr := s.open(r.Context(), k)
+	if rerr != nil {
+		rerr.write(w)
 		return
 	}
-	if err := s.store.add(e); err != nil {
+	if _, err := s.store.add(e); err != nil {
 		writeError(w, http.StatusTooManyRequests, errCapacity, fmt.Sprintf("%v (cap %d): finish or DELETE episodes, or wait for them to expire", err, s.cfg.MaxEpisodes))
 		return
 	}
-	e.live.Ep.ID = e.id
-	s.log.Debug("episode created", "id", e.id, "task", req.Task, "split", req.Split, "index", index, "user", req.User)
+	s.log.Debug("episode created", "id", e.id, "task", k.Task, "split", k.Split, "index", k.Index, "user", k.User)
+	view := &e.live.Ep.View
 	writeJSON(w, http.StatusCreated, CreateResponse{ID: e.id, Observation: Observation{
 		System: view.System(), Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.live.Ep.Messages...),
 	}})
 }
 
-func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*episode, bool) {
-	id := r.PathValue("id")
-	e, ok := s.store.get(id)
-	if !ok {
-		writeError(w, http.StatusNotFound, errNotFound, fmt.Sprintf("no episode %q (unknown, expired or deleted)", id))
+// open begins the episode k names and has the user open it: the one way
+// an episode starts, for a create request and for a recovery alike, so a
+// recovered episode is the created one. k has passed check.
+func (s *Server) open(ctx context.Context, k episodeKey) (*episode, *replyError) {
+	t, u, err := s.envs.get(k.Task, k.User)
+	if err != nil {
+		return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: err.Error()}
 	}
-	return e, ok
+	oracle, view, err := t.Instance(k.Split, k.Index)
+	if err != nil {
+		return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: fmt.Sprintf("instance %s/%d: %v", k.Split, k.Index, err)}
+	}
+	e := &episode{id: k.id(), key: k, task: t, live: rollout.Begin(dialog.Episode{
+		ID: k.id(), Task: k.Task, Split: k.Split, User: k.User, Agent: "serve", MaxTurns: k.MaxTurns,
+		Seed: uint64(k.Seed), Index: k.Index, Sample: k.Sample, Oracle: *oracle, View: *view,
+	}, nil, u, rollout.Rules{Env: dialog.EnvironmentOf(t)})}
+	if err := e.live.Open(ctx); err != nil {
+		s.log.Warn("user open failed", "task", k.Task, "user", k.User, "err", err)
+		return nil, &replyError{status: http.StatusBadGateway, typ: errServer, message: "user could not open the conversation: " + err.Error()}
+	}
+	return e, nil
+}
+
+// step plays the agent's turn text on e, whose lock the caller holds: the
+// environment's note, the user's reply and, when that ends the episode,
+// the score. A live turn and a replayed one are this same step. When the
+// user cannot answer, e is left as it was.
+func (e *episode) step(ctx context.Context, text string) (TurnResponse, error) {
+	x, err := e.live.Exchange(ctx, text)
+	if err != nil {
+		return TurnResponse{}, err
+	}
+	ep := &e.live.Ep
+	resp := TurnResponse{Note: x.Note, Reply: x.Reply, ReplyNote: x.ReplyNote, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: x.End}}
+	if e.live.Done() {
+		e.live.Finish(e.task)
+		e.closed.Store(true)
+		resp.Done, resp.Reward = true, ep.Reward
+		resp.Info.End, resp.Info.Success, resp.Info.Outcome, resp.Info.Metrics = ep.End, ep.Success, ep.Outcome, ep.Metrics
+	}
+	return resp, nil
 }
 
 func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
@@ -248,12 +262,41 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, s.cfg.MaxBodyBytes, &req, true) {
 		return
 	}
-	e, ok := s.lookup(w, r)
+	var h history
+	if req.Messages != nil {
+		var err error
+		if h, err = splitHistory(req.Messages, req.Message); err != nil {
+			writeErrorCode(w, http.StatusBadRequest, errInvalid, "", "messages", err.Error())
+			return
+		}
+	}
+	id := r.PathValue("id")
+	e, ok := s.store.get(id)
 	if !ok {
-		return
+		if req.Messages == nil {
+			if _, err := parseEpisodeID(id); err == nil {
+				writeErrorCode(w, http.StatusNotFound, errNotFound, codeNotHeld, "messages", fmt.Sprintf("episode %s is not held here (another replica opened it, or this one restarted): send the turn with the conversation so far in messages and it is rebuilt", id))
+				return
+			}
+			writeError(w, http.StatusNotFound, errNotFound, fmt.Sprintf("no episode %q (unknown, expired or deleted)", id))
+			return
+		}
+		var rerr *replyError
+		if e, rerr = s.recoverEpisode(r.Context(), id); rerr != nil {
+			rerr.write(w)
+			return
+		}
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	replayed := 0
+	if req.Messages != nil {
+		var rerr *replyError
+		if replayed, rerr = s.catchUp(r.Context(), e, h); rerr != nil {
+			rerr.write(w)
+			return
+		}
+	}
 	if e.live.Done() {
 		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.live.Ep.End))
 		return
@@ -261,7 +304,7 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	// The environment answers the turn before the user does, as in the
 	// rollout; a turn the user could not answer is not recorded, so the
 	// client may send it again.
-	x, err := e.live.Exchange(r.Context(), req.Message)
+	resp, err := e.step(r.Context(), req.Message)
 	if err != nil {
 		status := http.StatusBadGateway
 		if r.Context().Err() != nil {
@@ -271,16 +314,20 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, errServer, "user could not reply: "+err.Error())
 		return
 	}
-	ep := &e.live.Ep
-	resp := TurnResponse{Note: x.Note, Reply: x.Reply, ReplyNote: x.ReplyNote, Info: TurnInfo{Turn: ep.Turns, MaxTurns: ep.MaxTurns, UserEnded: x.End}}
-	if e.live.Done() {
-		e.live.Finish(e.task)
-		e.closed.Store(true)
-		resp.Done, resp.Reward = true, ep.Reward
-		resp.Info.End, resp.Info.Success, resp.Info.Outcome, resp.Info.Metrics = ep.End, ep.Success, ep.Outcome, ep.Metrics
-		s.log.Debug("episode done", "id", e.id, "end", ep.End, "reward", ep.Reward, "turns", ep.Turns)
+	resp.Info.Replayed = replayed
+	if resp.Done {
+		s.log.Debug("episode done", "id", e.id, "end", resp.Info.End, "reward", resp.Reward, "turns", resp.Info.Turn)
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*episode, bool) {
+	id := r.PathValue("id")
+	e, ok := s.store.get(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, errNotFound, fmt.Sprintf("no episode %q (unknown, expired or deleted)", id))
+	}
+	return e, ok
 }
 
 func (s *Server) getEpisode(w http.ResponseWriter, r *http.Request) {

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -143,6 +144,9 @@ type Server struct {
 	mux   *http.ServeMux
 	// started is when the server was built: the models' "created".
 	started time.Time
+	// recovered counts episodes rebuilt here from their id, replayed the
+	// agent turns replayed to rebuild or catch them up (/healthz).
+	recovered, replayed atomic.Int64
 }
 
 // New builds a server. Its handler is ready at once; Run listens.
@@ -211,7 +215,8 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": s.store.len(), "chat": s.opt.Chat != nil})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": s.store.len(), "chat": s.opt.Chat != nil,
+		"recovered": s.recovered.Load(), "replayed_turns": s.replayed.Load()})
 }
 
 // Run listens on the configured address and serves until ctx ends, then

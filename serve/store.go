@@ -22,6 +22,7 @@ type episode struct {
 	used    atomic.Int64 // unix nanoseconds of the last request
 	closed  atomic.Bool  // set when done, for the store's eviction choice
 
+	key  episodeKey // what the id carries: the episode opened again
 	mu   sync.Mutex
 	task task.Task
 	live *rollout.Live
@@ -50,14 +51,19 @@ func newID() string {
 	return "ep_" + hex.EncodeToString(b[:])
 }
 
-// add stores e under a fresh id, making room if the store is full.
-func (s *store) add(e *episode) error {
+// add stores e under its id, making room if the store is full, and
+// returns it; when an episode is already held under that id (two turns
+// of one episode recovering it at once), that one is returned instead.
+func (s *store) add(e *episode) (*episode, error) {
 	now := s.now()
-	e.id = newID()
 	e.created = now
 	e.used.Store(now.UnixNano())
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if held, ok := s.m[e.id]; ok {
+		held.used.Store(now.UnixNano())
+		return held, nil
+	}
 	if len(s.m) >= s.max {
 		s.sweepLocked(now)
 	}
@@ -69,12 +75,12 @@ func (s *store) add(e *episode) error {
 			}
 		}
 		if oldest == nil {
-			return errFull
+			return nil, errFull
 		}
 		delete(s.m, oldest.id)
 	}
 	s.m[e.id] = e
-	return nil
+	return e, nil
 }
 
 // get returns the episode and marks it used; expired episodes are gone.
