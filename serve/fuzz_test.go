@@ -16,6 +16,8 @@ func FuzzRequestBodies(f *testing.F) {
 		`{"task":"guess","seed":1}`, `{"task":"guess","index":-5}`, `{"message":"3"}`, `{"message":7}`,
 		`{"model":"m","messages":[{"role":"user","content":"hi"}]}`, `{"messages":[{"role":"user","content":[{"type":"text","text":"a"}]}],"stream":true}`,
 		`{"messages":[{"role":"user","content":null}],"n":2}`, `[]`, `null`, `{"task":"guess"}{"x":1}`,
+		`{"message":"5","messages":[{"role":"system","content":"s"},{"role":"user","content":"Guess my number (0-9)."},{"role":"assistant","content":"4"},{"role":"user","content":"higher"},{"role":"assistant","content":"5"}]}`,
+		`{"message":"5","messages":[{"role":"assistant","content":"4","tool_calls":[]},{"role":"user","content":[{"type":"text","text":"x"}]}]}`,
 	} {
 		f.Add(s)
 	}
@@ -32,8 +34,10 @@ func FuzzRequestBodies(f *testing.F) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &cr); err != nil || cr.ID == "" {
 		f.Fatalf("create: %v %s", err, rec.Body)
 	}
+	// An id this server writes but does not hold: turns on it recover it.
+	other := episodeKey{Task: "guess", Split: "train", User: "human", MaxTurns: cfg.MaxTurns, Nonce: "fuzz"}.id()
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, path := range []string{"/v1/episodes", "/v1/episodes/" + cr.ID + "/turns", "/v1/chat/completions"} {
+		for _, path := range []string{"/v1/episodes", "/v1/episodes/" + cr.ID + "/turns", "/v1/episodes/" + other + "/turns", "/v1/chat/completions"} {
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest("POST", path, strings.NewReader(body)))
 			if rec.Code >= 500 || rec.Code < 200 {
@@ -51,5 +55,31 @@ func FuzzRequestBodies(f *testing.F) {
 				continue
 			}
 		}
+	})
+}
+
+// FuzzEpisodeID reads arbitrary ids: an id is either refused or read back
+// to a key that writes that very id (one episode, one id), and checking
+// the key against the configuration never fails otherwise than by error.
+func FuzzEpisodeID(f *testing.F) {
+	for _, s := range []string{
+		episodeKey{Task: "mathchat:easy", Split: "train", User: "human", Index: 3, Seed: 1 << 60, MaxTurns: 8, Nonce: "ab"}.id(),
+		"ep_0123", idPrefix, idPrefix + "e30", idPrefix + "eyJ0IjoiIn0", "",
+	} {
+		f.Add(s)
+	}
+	s, err := New(DefaultConfig(), Options{Task: taskByName(guessTask{})})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		k, err := parseEpisodeID(id)
+		if err != nil {
+			return
+		}
+		if k.id() != id {
+			t.Fatalf("id %q reads as %+v, which writes %q", id, k, k.id())
+		}
+		s.check(k)
 	})
 }
