@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -58,11 +57,14 @@ func playServed(t *testing.T, c *http.Client, base func(int) string, taskName, u
 		if history {
 			req.Messages = p.hist
 		}
-		var r TurnResponse
-		if st := call(t, c, "POST", base(n)+"/v1/episodes/"+cr.ID+"/turns", "", req, &r); st != http.StatusOK {
-			data, _ := json.Marshal(r)
-			t.Fatalf("%s/%s/%d turn %d: got status %d (%s)", taskName, user, idx, n, st, data)
+		var out struct {
+			TurnResponse
+			Error *apiError `json:"error"`
 		}
+		if st := call(t, c, "POST", base(n)+"/v1/episodes/"+cr.ID+"/turns", "", req, &out); st != http.StatusOK {
+			t.Fatalf("%s/%s/%d turn %d: got status %d %+v", taskName, user, idx, n, st, out.Error)
+		}
+		r := out.TurnResponse
 		p.turns = append(p.turns, r)
 		msgs = append(msgs, dialog.Message{Role: dialog.RoleAssistant, Content: text})
 		for _, m := range []dialog.Message{{Role: dialog.RoleSystem, Content: r.Note}, {Role: dialog.RoleUser, Content: r.Reply}, {Role: dialog.RoleSystem, Content: r.ReplyNote}} {
