@@ -32,7 +32,7 @@ func newServeCmd() *cobra.Command {
 verl, TRL, OpenRLHF or SkyRL can drive them:
 
   POST /v1/episodes              {"task","split","seed","user"} -> {"id","observation"}
-  POST /v1/episodes/{id}/turns   {"message"} -> {"reply","done","reward","info"}
+  POST /v1/episodes/{id}/turns   {"message","messages"} -> {"reply","done","reward","info"}
   GET  /v1/episodes/{id}         the transcript (never the oracle context)
   POST /v1/chat/completions      OpenAI-compatible, backed by the --sim checkpoint,
                                  in the format export --kind sim writes and
@@ -52,6 +52,12 @@ context, are refused with 400 naming the field.
 The reward comes on the final turn (the user ended, or --max-turns). Users
 clients may ask for are listed with --users; remote:MODEL users talk to
 OpenAI-compatible endpoints (--remote-config / --remote-url).
+
+Several replicas may serve one trainer, and a replica may restart: a turn
+that carries the conversation so far ("messages", verl's message list) is
+answered by any replica, which rebuilds the episode from its id by replaying
+the agent's turns; remote:MODEL users' episodes need sticky routing by
+episode id (docs/serve.md). Run every replica with the same flags.
 
 Binding beyond loopback requires a bearer token, read from the environment
 variable --token-env names. SIGINT/SIGTERM stop accepting and let turns in

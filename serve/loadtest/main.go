@@ -56,6 +56,7 @@ type config struct {
 	timeout   time.Duration
 	attempts  int
 	history   bool
+	think     time.Duration
 }
 
 func main() {
@@ -71,6 +72,7 @@ func main() {
 	flag.DurationVar(&c.downFor, "down-for", 100*time.Millisecond, "how long the killed replica stays down")
 	flag.DurationVar(&c.timeout, "timeout", 5*time.Minute, "the whole run's limit")
 	flag.IntVar(&c.attempts, "attempts", 6, "tries per request before the episode counts as lost")
+	flag.DurationVar(&c.think, "think", 20*time.Millisecond, "the policy's time to write each turn (a trainer's generation), slept before it is sent")
 	flag.BoolVar(&c.history, "history", true, "send the conversation with every turn (false: only the message, as clients before recovery did)")
 	flag.Parse()
 	if c.route != "alternate" && c.route != "sticky" {
@@ -281,7 +283,7 @@ func run(ctx context.Context, c config) error {
 		}
 		return lat[int(p*float64(len(lat)-1))]
 	}
-	fmt.Printf("history %v, route %s, %d episodes, %d clients, task %s, user %s, agent %s\n", c.history, c.route, c.episodes, c.clients, c.taskName, c.user, c.profile)
+	fmt.Printf("history %v, route %s, %d episodes, %d clients, think %v, task %s, user %s, agent %s\n", c.history, c.route, c.episodes, c.clients, c.think, c.taskName, c.user, c.profile)
 	if !downSince.IsZero() {
 		fmt.Printf("replica 0 killed (SIGKILL) after %d episodes with %d in play, down %v, restarted at %v of the run\n", killedAt, inFlight, upAgain.Sub(downSince).Round(time.Millisecond), upAgain.Sub(start).Round(time.Millisecond))
 	}
@@ -323,6 +325,12 @@ func play(ctx context.Context, c config, hc *http.Client, bases []string, agent 
 			return out
 		}
 		hist = append(hist, serve.HistoryMessage{Role: "assistant", Content: text})
+		select {
+		case <-ctx.Done():
+			out.err = ctx.Err()
+			return out
+		case <-time.After(c.think):
+		}
 		var r serve.TurnResponse
 		t0 := time.Now()
 		if err := send(ctx, c, hc, bases, pick(n), "/v1/episodes/"+cr.ID+"/turns", turnRequest(c, text, hist), &r, st); err != nil {
