@@ -177,7 +177,7 @@ func (s *Server) catchUp(ctx context.Context, e *episode, h history) (replayed i
 	}
 	mine := userSays(e.live.Ep.Messages)
 	for i, u := range h.users {
-		if i >= len(mine) || !slices.Contains(mine[i], strings.Join(strings.Fields(u), " ")) {
+		if i >= len(mine) || !slices.Contains(mine[i], strings.Join(strings.Fields(string([]rune(u))), " ")) {
 			want := "(none)"
 			if i < len(mine) {
 				want = fmt.Sprintf("%.80q", mine[i][0])
@@ -198,7 +198,10 @@ func userSays(msgs []dialog.Message) [][]string {
 	norm := func(parts []dialog.Message) string {
 		var words []string
 		for _, m := range parts {
-			words = append(words, strings.Fields(m.Content)...)
+			// The client read it from JSON, which has each byte that is
+			// not UTF-8 (a model's byte tokens may leave some) as U+FFFD:
+			// so does a conversion to runes.
+			words = append(words, strings.Fields(string([]rune(m.Content)))...)
 		}
 		return strings.Join(words, " ")
 	}

@@ -260,3 +260,32 @@ func TestEpisodeIDRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnedUserEpisodeContinuesOnAFreshServer is the fresh-server test
+// with a model user: each server loads its own copy of the simulator (the
+// same weights, as replicas load one checkpoint), and the replay must
+// sample the same replies from the episode's seed.
+func TestLearnedUserEpisodeContinuesOnAFreshServer(t *testing.T) {
+	withSim := func(c *Config, o *Options) {
+		_, u, _ := testSim(t)
+		o.Task = task.Lookup
+		c.Users = []string{"learned:sim"}
+		o.User = func(task.Task, string) (dialog.User, error) { return u, nil }
+	}
+	_, one := newTestServer(t, withSim)
+	c := one.Client()
+	fresh := func(int) string {
+		_, ts := newTestServer(t, withSim)
+		return ts.URL
+	}
+	for idx := range 2 {
+		want := playServed(t, c, func(int) string { return one.URL }, "mathchat:easy", "learned:sim", "careful", idx, false)
+		got := playServed(t, c, fresh, "mathchat:easy", "learned:sim", "careful", idx, true)
+		for n := range got.turns {
+			got.turns[n].Info.Replayed = 0
+		}
+		if !reflect.DeepEqual(got.turns, want.turns) {
+			t.Errorf("learned user, instance %d: across fresh servers the episode went\n%+v\nwant (one server)\n%+v", idx, got.turns, want.turns)
+		}
+	}
+}
