@@ -108,9 +108,16 @@ class Client:
                 body[k] = str(body[k])  # exact whatever the row's reader did to it
         return self._call("POST", "/v1/episodes", body)
 
-    def turn(self, episode_id, message):
-        """Sends the agent's message; returns {"note", "reply", "reply_note", "done", "reward", "info"}."""
-        return self._call("POST", f"/v1/episodes/{episode_id}/turns", {"message": message})
+    def turn(self, episode_id, message, messages=None):
+        """Sends the agent's message; returns {"note", "reply", "reply_note", "done", "reward", "info"}.
+
+        messages, when given, is the conversation so far as the trainer holds
+        it (verl's list): any serve replica, or one restarted, then rebuilds
+        the episode from it (docs/serve.md)."""
+        body = {"message": message}
+        if messages is not None:
+            body["messages"] = [{"role": m.get("role"), "content": m.get("content") or ""} for m in messages]
+        return self._call("POST", f"/v1/episodes/{episode_id}/turns", body)
 
     def transcript(self, episode_id):
         return self._call("GET", f"/v1/episodes/{episode_id}")

@@ -66,7 +66,8 @@ class CalibrlInteraction(BaseInteraction):
             if m.get("role") == "assistant":
                 content = m.get("content") or ""
                 break
-        r = await asyncio.to_thread(self.client.turn, st["id"], content)
+        # The whole list goes too, so that any replica can answer the turn.
+        r = await asyncio.to_thread(self.client.turn, st["id"], content, messages)
         info = r["info"]
         metrics = {"turn": info["turn"], "success": float(info["success"])}
         if r["done"]:

@@ -172,6 +172,41 @@ async def play_verl(url, adapters, log):
     return reward
 
 
+async def verl_across_replicas(urls, adapters, log):
+    """verl's rollout with every call sent to the other of two serve
+    replicas (round robin behind a load balancer): each turn the adapter
+    sends verl's message list, from which a replica that does not hold the
+    episode rebuilds it (docs/serve.md), and the reward is eval's."""
+    import conformance_verl as cv
+
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction", "config": {"base_url": urls[0], "user": "human"}}])
+    client = inter["calibrl"].client
+    calls = [0]
+    plain = type(client)._call
+
+    def alternating(self, method, path, body=None):
+        self.base_url = urls[calls[0] % len(urls)]
+        calls[0] += 1
+        return plain(self, method, path, body)
+
+    client._call = alternating.__get__(client)
+    tag = f"verl across replicas {log.ep['id']} ({log.ep['task']})"
+    seen = []
+
+    def model(messages):
+        k = len(seen)
+        seen.append(k)
+        return log.turns[k] if k < len(log.turns) else ""
+
+    max_turns = log.row["extra_info"]["interaction_kwargs"].get("max_turns") or 10
+    messages, scores, mask, num_turns = await cv.run_tool_agent_loop(inter, log.row, model, max_assistant_turns=max_turns + 1)
+    fn = cv.custom_reward_fn(os.path.join(adapters, "calibrl_verl_reward.py"), "compute_score")
+    reward = run("verl reward", lambda: cv.reward_loop_score(log.row, scores, num_turns, fn, messages[-1]["content"]))
+    check(reward == log.ep["reward"], f"{tag}: training reward {reward}, calibrl eval's {log.ep['reward']}")
+    check(calls[0] >= 3, f"{tag}: {calls[0]} calls: the episode never moved between replicas")
+    return reward
+
+
 def verl_mixed_sources(adapters):
     """A row of another data source still reaches verl's own scorer."""
     import conformance_verl as cv
@@ -510,11 +545,31 @@ def main():
         run("verl cut short", lambda: asyncio.run(verl_cut_short(url, adapters, long)))
         reader_checks(url, adapters, reader_eps, reader_rows)
         run("openrlhf cut short", lambda: asyncio.run(openrlhf_cut_short(url, adapters, Logged(rows[0], eps[0]), rows[0])))
+        # Last: copies of these episodes stay on the replica that did not
+        # get the DELETE until their TTL (docs/serve.md).
+        port2 = free_port()
+        url2 = f"http://127.0.0.1:{port2}"
+        srv2 = subprocess.Popen([binary, "serve", "--addr", f"127.0.0.1:{port2}", "--max-turns", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(100):
+                try:
+                    server_episodes(url2)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            replicated = 0.0
+            for row, ep in zip(rows, eps):
+                log = Logged(row, ep)
+                replicated += run("verl across replicas", lambda: asyncio.run(verl_across_replicas([url, url2], adapters, log))) or 0
+            totals["verl, 2 replicas"] = replicated
+        finally:
+            srv2.terminate()
+            srv2.wait(timeout=30)
         for trainer, calls in sorted(blocked.items()):
             check(False, f"{trainer}: blocking HTTP on the event loop's thread: {', '.join(sorted(calls))}")
         print(f"{len(eps)} episodes ({', '.join(t + ' ' + a + ' max ' + n for t, a, n in runs)}), {notes} environment notes")
         for k, v in totals.items():
-            print(f"  mean reward {k:9s} {v / len(eps):.4f}")
+            print(f"  mean reward {k:17s} {v / len(eps):.4f}")
     finally:
         srv.terminate()
         srv.wait(timeout=30)
