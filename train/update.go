@@ -1,0 +1,279 @@
+package train
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/lm"
+)
+
+// The update of an iteration (the loop's step 3): old and reference
+// log-probs of the sequences that carry signal, then UpdatesPerBatch
+// passes of clipped policy-gradient steps over seeded minibatches.
+
+// updateStats sums what the minibatch steps of one iteration report.
+type updateStats struct {
+	steps, seqs                        int
+	loss, kl, clipFrac, ratio, gradSum float64
+	maxAdv                             float64
+	// logprobS and stepS are the seconds spent on the old and reference
+	// log-probs and on the minibatch steps.
+	logprobS, stepS float64
+}
+
+func (u updateStats) metrics() map[string]any {
+	m := map[string]any{MetricUpdates: u.steps, MetricSequences: u.seqs, "train/adv_abs_max": u.maxAdv,
+		"perf/logprob_s": u.logprobS, "perf/update_s": u.stepS}
+	if u.steps == 0 {
+		return m // no signal: logged as a skipped update, no loss keys
+	}
+	n := float64(u.steps)
+	m[MetricPolicyLoss], m[MetricKL], m[MetricClipFrac] = u.loss/n, u.kl/n, u.clipFrac/n
+	m["loss/ratio"], m["grad/norm"] = u.ratio/n, u.gradSum/n
+	return m
+}
+
+// update runs UpdatesPerBatch passes of clipped policy-gradient steps over
+// the sequences with a non-zero advantage (all of them with
+// KeepFlatGroups), adv[k] being seqs[k]'s. The old log-probs of seqs[k]
+// are sampled[k] where it is not nil (rlBatch.sampled), else computed. It
+// takes no step when no sequence carries signal.
+func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float32, it int) (updateStats, error) {
+	cfg := r.cfg
+	var us updateStats
+	var idx []int
+	for i, a := range adv {
+		us.maxAdv = max(us.maxAdv, math.Abs(a))
+		if (a != 0 || cfg.KeepFlatGroups) && seqs[i].Trained() > 0 {
+			idx = append(idx, i)
+		}
+	}
+	if us.maxAdv == 0 || len(idx) == 0 {
+		return us, nil // every group flat: nothing to learn from
+	}
+	us.seqs = len(idx)
+	start := time.Now()
+	// Old log-probs: the policy before this iteration's first step, on
+	// exactly the sequences it is trained on, so the first pass has ratio
+	// 1 (to float rounding where the sampler's log-probs are reused: the
+	// rollout sampled with these very weights). Reference log-probs: the
+	// frozen initial policy.
+	old := make([][]float32, len(idx))
+	var missing []int // positions in idx without sampled log-probs
+	for k, i := range idx {
+		if sampled[i] != nil {
+			old[k] = sampled[i]
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		sub := make([]int, len(missing))
+		for j, k := range missing {
+			sub[j] = idx[k]
+		}
+		lp, err := sequenceLogp(r.policy, seqs, sub, cfg.MiniBatch)
+		if err != nil {
+			return us, err
+		}
+		for j, k := range missing {
+			old[k] = lp[j]
+		}
+	}
+	ref, err := sequenceLogp(r.ref, seqs, idx, cfg.MiniBatch)
+	if err != nil {
+		return us, err
+	}
+	us.logprobS = time.Since(start).Seconds()
+	start = time.Now()
+	rng := rand.New(rand.NewPCG(iterSeed(cfg.Seed, it), streamMinibatch))
+	for pass := 0; pass < cfg.UpdatesPerBatch; pass++ {
+		order := rng.Perm(len(idx))
+		for lo := 0; lo < len(order); lo += cfg.MiniBatch {
+			mb := order[lo:min(lo+cfg.MiniBatch, len(order))]
+			st, norm, err := r.step(seqs, idx, mb, old, ref, adv)
+			if err != nil {
+				return us, err
+			}
+			us.steps++
+			us.loss, us.kl, us.clipFrac, us.ratio, us.gradSum = us.loss+st.Loss, us.kl+st.KL, us.clipFrac+st.ClipFrac, us.ratio+st.Ratio, us.gradSum+norm
+		}
+	}
+	us.stepS = time.Since(start).Seconds()
+	return us, nil
+}
+
+// step is one minibatch gradient step: Forward, PolicyLoss, Backward,
+// clip, AdamW. mb indexes idx, which indexes seqs; old and ref are
+// aligned with idx. A minibatch of very different lengths is not padded
+// to its longest sequence: it is cut into runs of similar length
+// (lengthRuns), each run's Forward and Backward adding to the one
+// gradient, its loss weighted by its share of the minibatch's trained
+// tokens, which is the whole minibatch's step up to float rounding. A
+// minibatch that gains little from cutting is one run in its own order,
+// as before.
+func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32, adv []float64) (PolicyLossStats, float64, error) {
+	cfg := r.cfg
+	runs := [][]int{mb}
+	if !cfg.wholeMinibatches {
+		runs = lengthRuns(seqs, idx, mb)
+	}
+	total := 0
+	for _, k := range mb {
+		total += seqs[idx[k]].Trained()
+	}
+	// With LossMean "sequence" a token weighs (mean trained tokens per
+	// sequence) / (its sequence's trained tokens): every conversation gets
+	// the same total weight, and the minibatch the same total as with
+	// "token", so the step size stays comparable.
+	seqWeight := func(k int) float32 { return 1 }
+	if cfg.LossMean == LossMeanSequence {
+		meanTrained := float64(total) / float64(len(mb))
+		seqWeight = func(k int) float32 { return float32(meanTrained / float64(seqs[idx[k]].Trained())) }
+	}
+	var st PolicyLossStats
+	r.policy.LM.ZeroGrad()
+	for _, run := range runs {
+		batch := make([]chatlm.Sequence, len(run))
+		for j, k := range run {
+			batch[j] = seqs[idx[k]]
+		}
+		tok, B, T, lens, mask := r.policy.Pack(batch)
+		oldFlat, refFlat, advFlat, dlogp := r.buf.take(B * T)
+		for j, k := range run {
+			copy(oldFlat[j*T:], old[k])
+			copy(refFlat[j*T:], ref[k])
+			a, w := float32(adv[idx[k]]), seqWeight(k)
+			for t := 0; t < T; t++ {
+				advFlat[j*T+t] = a
+				if w != 1 {
+					mask[j*T+t] *= w
+				}
+			}
+		}
+		logp, err := r.policy.LM.Forward(tok, B, T, lens)
+		if err != nil {
+			return PolicyLossStats{}, 0, err
+		}
+		rs := policyLossInto(dlogp, logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
+		if cfg.Beta == 0 {
+			rs.KL = meanKL(logp, refFlat, mask) // still worth watching
+		}
+		if len(runs) == 1 {
+			st = rs
+		} else {
+			w := rs.Weight / float64(total)
+			for i := range dlogp {
+				dlogp[i] = float32(float64(dlogp[i]) * w)
+			}
+			st.Tokens += rs.Tokens
+			st.Loss, st.KL, st.Ratio, st.ClipFrac = st.Loss+w*rs.Loss, st.KL+w*rs.KL, st.Ratio+w*rs.Ratio, st.ClipFrac+w*rs.ClipFrac
+		}
+		if err := r.policy.LM.Backward(dlogp); err != nil {
+			return st, 0, err
+		}
+	}
+	norm := lm.ClipGradNorm(r.policy.LM, cfg.ClipNorm)
+	if err := r.opt.Update(r.policy.LM, r.sched.At(r.opt.Step)); err != nil {
+		return st, norm, err
+	}
+	return st, norm, nil
+}
+
+// updateBuffers are a minibatch run's old and reference log-probs, its
+// advantages and its loss gradient, B·T positions each.
+type updateBuffers struct{ old, ref, adv, dlogp []float32 }
+
+// take returns the four buffers at length n, growing them only when a run
+// is larger than any before. The caller overwrites what it reads: the
+// sequences copied in cover their own positions only, so the rest are
+// cleared here (padding has mask 0, but its old and reference log-probs
+// must not be a previous run's values either).
+func (b *updateBuffers) take(n int) (old, ref, adv, dlogp []float32) {
+	if cap(b.old) < n {
+		b.old, b.ref, b.adv, b.dlogp = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	}
+	b.old, b.ref, b.adv, b.dlogp = b.old[:n], b.ref[:n], b.adv[:n], b.dlogp[:n]
+	clear(b.old)
+	clear(b.ref)
+	clear(b.adv)
+	return b.old, b.ref, b.adv, b.dlogp
+}
+
+// lengthRuns cuts minibatch mb (indexing idx, which indexes seqs) into
+// runs of sequences of similar length, longest first, each run holding
+// sequences at least 4/5 of its first one's length. It returns mb whole,
+// in its own order, unless the runs pad at least a fifth fewer positions.
+func lengthRuns(seqs []chatlm.Sequence, idx, mb []int) [][]int {
+	n := func(k int) int { return len(seqs[idx[k]].IDs) }
+	longest, whole := 0, 0
+	for _, k := range mb {
+		longest = max(longest, n(k))
+	}
+	whole = longest * len(mb)
+	sorted := slices.Clone(mb)
+	slices.SortStableFunc(sorted, func(a, b int) int { return n(b) - n(a) })
+	var runs [][]int
+	cut := 0
+	for lo := 0; lo < len(sorted); {
+		hi := lo + 1
+		for hi < len(sorted) && 5*n(sorted[hi]) >= 4*n(sorted[lo]) {
+			hi++
+		}
+		runs = append(runs, sorted[lo:hi])
+		cut += n(sorted[lo]) * (hi - lo)
+		lo = hi
+	}
+	if len(runs) == 1 || 5*cut > 4*whole {
+		return [][]int{mb}
+	}
+	return runs
+}
+
+// sequenceLogp returns, for each seqs[idx[k]], its per-position log-probs
+// under m (length len(IDs)), computed in batches of sequences of similar
+// length (the longest first), so little is padded. A row's log-probs do
+// not depend on the rows beside it or on the padding, so the batching
+// changes no figure.
+func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int) ([][]float32, error) {
+	out := make([][]float32, len(idx))
+	order := make([]int, len(idx)) // positions in idx, longest sequence first
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(seqs[idx[b]].IDs) - len(seqs[idx[a]].IDs) })
+	for lo := 0; lo < len(order); lo += batch {
+		part := order[lo:min(lo+batch, len(order))]
+		b := make([]chatlm.Sequence, len(part))
+		for j, k := range part {
+			b[j] = seqs[idx[k]]
+		}
+		tok, B, T, lens, _ := m.Pack(b)
+		logp, err := m.LM.Forward(tok, B, T, lens)
+		if err != nil {
+			return nil, err
+		}
+		for j, k := range part {
+			out[k] = append([]float32(nil), logp[j*T:j*T+lens[j]]...)
+		}
+	}
+	return out, nil
+}
+
+// meanKL is the mean k3 KL over masked positions.
+func meanKL(logp, ref, mask []float32) float64 {
+	var s, n float64
+	for i, w := range mask {
+		if w > 0 {
+			s += KLk3(float64(logp[i]), float64(ref[i]))
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / n
+}
