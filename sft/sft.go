@@ -6,10 +6,12 @@
 package sft
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/calibrl/calibrl/atomicfile"
@@ -43,7 +45,12 @@ func writeMeta(dir string, m Meta) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, checkpoint.MetaFile), append(data, '\n'))
+	path := filepath.Join(dir, checkpoint.MetaFile)
+	data = append(data, '\n')
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil // a finished fit run again: nothing new to write
+	}
+	return atomicfile.WriteBytes(path, data)
 }
 
 // Config sets one supervised fit.

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -152,5 +153,49 @@ func TestGRPOResumeRefusesOtherUserOrLR(t *testing.T) {
 	// More iterations with the same settings and user is a resume.
 	if _, err := grpoWeights(t, cfg, out, context.Background(), nil); err != nil {
 		t.Errorf("same settings, more iterations: %v", err)
+	}
+}
+
+// A finished run started again is a no-op, early stopping included: the
+// same result, the same weights, no step trained (before, each rerun of
+// a run stopped early trained on to its next evaluation and stopped
+// again, steps 246 → 252 → 294).
+func TestSFTRerunOfAFinishedRunTrainsNothing(t *testing.T) {
+	cfg := shortSFT()
+	cfg.Steps, cfg.EvalEvery, cfg.Patience, cfg.LR = 400, 5, 1, 2e-2 // a high rate overshoots: stops early
+	out := t.TempDir()
+	m, seqs := toySFT(t)
+	first, err := SFT(context.Background(), m, seqs, cfg, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.EarlyStop || first.Steps >= cfg.Steps {
+		t.Fatalf("first run: %+v, want an early stop", first)
+	}
+	weights := func() []byte {
+		data, err := os.ReadFile(filepath.Join(out, lm.WeightsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	w0 := weights()
+	for rerun := 1; rerun <= 2; rerun++ {
+		m2, _ := toySFT(t)
+		var trained []any
+		again, err := SFT(context.Background(), m2, seqs, cfg, out, func(rec map[string]any) {
+			if _, ok := rec[MetricSFTLoss]; ok {
+				trained = append(trained, rec[MetricStep])
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again != first || len(trained) > 0 {
+			t.Errorf("rerun %d: %+v, steps trained %v; want %+v and none", rerun, again, trained, first)
+		}
+		if !bytes.Equal(weights(), w0) {
+			t.Errorf("rerun %d changed the weights", rerun)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -164,6 +165,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		return SFTResult{}, err
 	}
 
+	resultPath := filepath.Join(out, sftResultFile)
 	if resumed, err := resumeSFT(lastDir, m, &opt, &st, best); err != nil {
 		return SFTResult{}, err
 	} else if resumed {
@@ -172,6 +174,18 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		}
 		if d := settingsDiff(st.Settings, cfg.settings()); len(d) > 0 {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with other settings (%s): resume with the same ones or use a fresh --out", lastDir, strings.Join(d, ", "))
+		}
+		if st.finished(cfg, len(val) > 0) {
+			// A finished run started again is a no-op: it reports what it
+			// wrote, and trains no further (a run stopped early would
+			// otherwise go on to its next evaluation).
+			if res, err := readSFTResult(resultPath); err == nil {
+				copy(m.LM.Params.Data, best)
+				log(map[string]any{"event": "finished", MetricStep: st.Step})
+				return res, nil
+			}
+			// Killed after its last checkpoint but before the result:
+			// write the final model and result below, training nothing.
 		}
 		log(map[string]any{"event": "resume", MetricStep: st.Step})
 	} else if len(val) > 0 {
@@ -184,7 +198,13 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	}
 
 	started, secondsBefore := time.Now(), st.TrainSeconds
-	elapsed := func() float64 { return secondsBefore + time.Since(started).Seconds() }
+	finishedBefore := st.finished(cfg, len(val) > 0)
+	elapsed := func() float64 {
+		if finishedBefore {
+			return secondsBefore // no training here: the run's own time
+		}
+		return secondsBefore + time.Since(started).Seconds()
+	}
 	save := func() error {
 		st.TrainSeconds = elapsed()
 		if err := saveResumable(lastDir, m, opt, st, map[string][]float32{sftBest: best}); err != nil {
@@ -195,7 +215,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 
 	batches := &batcher{seqs: train, size: cfg.BatchSize, seed: cfg.Seed}
 	res := SFTResult{TrainSeqs: len(train), ValSeqs: len(val)}
-	for st.Step < cfg.Steps {
+	for !finishedBefore && st.Step < cfg.Steps {
 		if err := ctx.Err(); err != nil {
 			if serr := save(); serr != nil {
 				return res, errors.Join(err, serr)
@@ -244,11 +264,10 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			}
 		}
 		if stop {
-			res.EarlyStop = true
 			break
 		}
 	}
-	res.Steps = st.Step
+	res.Steps, res.EarlyStop = st.Step, st.finished(cfg, len(val) > 0) && st.Step < cfg.Steps
 	res.FirstNLL, res.FirstVal, res.BestStep = st.FirstNLL, st.FirstVal, st.BestStep
 	res.ValNLL = st.BestVal
 	if len(val) == 0 {
@@ -264,7 +283,31 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	if err := m.Save(out, nil); err != nil {
 		return res, err
 	}
-	return res, atomicfile.WriteBytes(filepath.Join(out, "sft_result.json"), mustJSON(res))
+	return res, atomicfile.WriteBytes(resultPath, mustJSON(res))
+}
+
+// sftResultFile is the result of a finished fit, written last, beside the
+// final model.
+const sftResultFile = "sft_result.json"
+
+// finished reports whether the run that saved st is over: it took every
+// step, or it stopped early, which is the only way its checkpoint can
+// hold Patience evaluations without improvement (withVal: there is a
+// held-out set to evaluate).
+func (st sftState) finished(cfg SFTConfig, withVal bool) bool {
+	return st.Step >= cfg.Steps || (withVal && cfg.Patience > 0 && st.BadEvals >= cfg.Patience)
+}
+
+func readSFTResult(path string) (SFTResult, error) {
+	var res SFTResult
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return res, err
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return res, fmt.Errorf("%s: %w", path, err)
+	}
+	return res, nil
 }
 
 // maxVal bounds the held-out set: past a few hundred sequences the
