@@ -54,5 +54,6 @@ func (r *rlRun) monitor(ctx context.Context, step int) error {
 		rec["monitor/reward_gap"] = tr - hr
 	}
 	r.log(rec)
+	r.st.MonitorPending = false
 	return nil
 }

@@ -24,22 +24,29 @@ var rlAlgos = []string{algoGRPO, algoStatic}
 // beside the final model.
 func resultFile(algo string) string { return algo + "_result.json" }
 
+// readRLResult reads the result a finished run of algo wrote in dir.
+func readRLResult(dir, algo string) (RLResult, error) {
+	path := filepath.Join(dir, resultFile(algo))
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return RLResult{}, fmt.Errorf("rl result: %w", err)
+	}
+	var res RLResult
+	if err := json.Unmarshal(data, &res); err != nil {
+		return RLResult{}, fmt.Errorf("rl result: %s: %w", path, err)
+	}
+	return res, nil
+}
+
 // ReadRLResult reads the RLResult that a finished GRPO or static run
 // wrote beside its final model in dir (GRPO and Static return the same).
 func ReadRLResult(dir string) (RLResult, error) {
 	for _, algo := range rlAlgos {
-		data, err := os.ReadFile(filepath.Join(dir, resultFile(algo)))
+		res, err := readRLResult(dir, algo)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return RLResult{}, fmt.Errorf("rl result: %w", err)
-		}
-		var res RLResult
-		if err := json.Unmarshal(data, &res); err != nil {
-			return RLResult{}, fmt.Errorf("rl result: %s: %w", filepath.Join(dir, resultFile(algo)), err)
-		}
-		return res, nil
+		return res, err
 	}
 	return RLResult{}, fmt.Errorf("rl result: %s holds no finished GRPO or static run: %w", dir, fs.ErrNotExist)
 }

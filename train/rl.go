@@ -371,10 +371,20 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 	if err := r.resume(); err != nil {
 		return RLResult{}, err
 	}
+	if r.st.Iter >= cfg.Iterations && !r.st.MonitorPending {
+		// A finished run started again is a no-op that reports its result
+		// (when it was killed before writing it, finish writes it below).
+		if res, err := readRLResult(r.out, r.algo); err == nil {
+			r.log(map[string]any{"event": "finished", MetricStep: r.st.Iter})
+			return res, nil
+		}
+	}
 	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
-	if r.st.Iter == 0 && cfg.MonitorEvery > 0 {
-		if err := r.monitor(ctx, 0); err != nil {
-			return r.stop(ctx, 0, err)
+	if (r.st.Iter == 0 || r.st.MonitorPending) && cfg.MonitorEvery > 0 {
+		// The first reading, or the one an interruption cut short: its
+		// iteration is counted and checkpointed, the reading is not.
+		if err := r.monitor(ctx, r.st.Iter); err != nil {
+			return r.stop(ctx, r.st.Iter, err)
 		}
 	}
 	var tokens float64
@@ -415,6 +425,7 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		}
 		r.st.Iter++
 		r.midUpdate = false
+		r.st.MonitorPending = cfg.MonitorEvery > 0 && (r.st.Iter%cfg.MonitorEvery == 0 || r.st.Iter == cfg.Iterations)
 
 		// 4. Log.
 		mr := mean(batch.rewards)
@@ -439,7 +450,7 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		r.log(rec)
 
 		// 5. Monitor.
-		if cfg.MonitorEvery > 0 && (r.st.Iter%cfg.MonitorEvery == 0 || r.st.Iter == cfg.Iterations) {
+		if r.st.MonitorPending {
 			if err := r.monitor(ctx, r.st.Iter); err != nil {
 				return r.stop(ctx, it, err)
 			}

@@ -30,6 +30,10 @@ type rlState struct {
 	LastReward       float64 `json:"last_reward"`
 	MonitorTrain     float64 `json:"monitor_train_reward"`
 	MonitorHuman     float64 `json:"monitor_human_reward"`
+	// MonitorPending: the monitor is due at iteration Iter and has not
+	// logged its reading (an interruption stopped it); a resumed run takes
+	// it before anything else.
+	MonitorPending bool `json:"monitor_pending,omitempty"`
 	// Settings and User are what else shapes the weights; a resume with
 	// other ones is refused.
 	Settings rlSettings `json:"settings"`
