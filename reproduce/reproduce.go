@@ -260,11 +260,39 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		groups = append(groups, bestEvals)
 	}
 	groups = append(groups, r.fidelityStages())
+	// The report is the last stage: a run started again with every stage
+	// done (the report's included) writes nothing and returns the rows it
+	// wrote; any stage still to run makes the report due again.
+	pending := false
+	for _, g := range groups {
+		for _, s := range g {
+			pending = pending || !f.Done(s.name)
+		}
+	}
+	if pending {
+		if err := f.Undo(reportStage); err != nil {
+			return nil, err
+		}
+	}
 	if err := runStages(ctx, f, groups, cfg.Jobs, cfg.Log); err != nil {
 		return nil, err
 	}
-	return r.report()
+	if f.Done(reportStage) {
+		var rows []Row
+		if err := f.ReadJSON("summary.json", &rows); err == nil {
+			cfg.Log.Info("reproduce: finished earlier; nothing to do", "out", cfg.Out)
+			return rows, nil
+		}
+	}
+	rows, err := r.report()
+	if err != nil {
+		return nil, err
+	}
+	return rows, f.MarkDone(reportStage)
 }
+
+// reportStage marks the report written after every other stage.
+const reportStage = "report"
 
 type stage struct {
 	name string

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/metric"
@@ -130,6 +131,98 @@ func TestInterruptedRunResumesToTheSameSummary(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("resumed run's summary differs:\n got %+v\nwant %+v", got, want)
+	}
+	// Every file is the uninterrupted run's, the plots included: the
+	// interruption came as naive/seed-0's monitor was to read iteration 1
+	// (it logged "monitor ... context canceled"), and that reading is
+	// taken on resume, not lost.
+	wholeDir, _ := wholeRun(t)
+	sameFiles(t, wholeDir, cut.Out)
+}
+
+// timed are the files that record how long something took (tokens per
+// second, seconds trained) or when (stage markers, the manifest), and the
+// metrics log, where a resumed run repeats the records of the iterations
+// it replays, and report.html, which names the run folder and its start:
+// every other file of two runs with one seed must be equal.
+var timed = []string{"manifest.json", "metrics.jsonl", "trainer_state.json", "grpo_result.json", "static_result.json",
+	"sft_result.json", "calibrl.json", "report.html"}
+
+// sameFiles checks that dirs a and b hold the same files, byte for byte,
+// but the timed ones, the stage markers and the manifests of the SFT
+// trainers' last checkpoints (which list the digest of their timed
+// trainer state).
+func sameFiles(t *testing.T, a, b string) {
+	t.Helper()
+	files := func(dir string) map[string][]byte {
+		out := map[string][]byte{}
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || slices.Contains(timed, d.Name()) {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, path)
+			if strings.HasPrefix(rel, "stages"+string(filepath.Separator)) ||
+				(d.Name() == "checkpoint.json" && filepath.Base(filepath.Dir(path)) == "last") {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			out[rel] = data
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	fa, fb := files(a), files(b)
+	for name, da := range fa {
+		if db, ok := fb[name]; !ok {
+			t.Errorf("%s: missing from the resumed run", name)
+		} else if !bytes.Equal(da, db) {
+			i := 0
+			for i < min(len(da), len(db)) && da[i] == db[i] {
+				i++
+			}
+			t.Errorf("%s differs from the uninterrupted run's at byte %d: %q, want %q", name, i, db[i:min(len(db), i+80)], da[i:min(len(da), i+80)])
+		}
+	}
+	for name := range fb {
+		if _, ok := fa[name]; !ok {
+			t.Errorf("%s: only in the resumed run", name)
+		}
+	}
+}
+
+// A finished run started again writes nothing and returns the rows it
+// reported.
+func TestRerunOfAFinishedRunWritesNothing(t *testing.T) {
+	dir, want := wholeRun(t)
+	stamps := func() map[string]time.Time {
+		out := map[string]time.Time{}
+		filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if info, err := d.Info(); err == nil {
+					out[path] = info.ModTime()
+				}
+			}
+			return err
+		})
+		return out
+	}
+	before := stamps()
+	cfg := tinyConfig(t)
+	cfg.Out = dir
+	got, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("rerun's rows differ:\n got %+v\nwant %+v", got, want)
+	}
+	for path, at := range stamps() {
+		if !at.Equal(before[path]) {
+			t.Errorf("rerun wrote %s", path)
+		}
 	}
 }
 

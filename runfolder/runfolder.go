@@ -130,6 +130,14 @@ func (f *Folder) MarkDone(stage string) error {
 	return atomicfile.WriteBytes(f.Path("stages", stage), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"))
 }
 
+// Undo forgets that stage finished, so that it runs again.
+func (f *Folder) Undo(stage string) error {
+	if err := os.Remove(f.Path("stages", stage)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("run folder: %w", err)
+	}
+	return nil
+}
+
 // Log appends one metrics record to metrics.jsonl. Records are flat maps
 // with namespaced keys ("loss/policy", "rollout/reward_mean").
 func (f *Folder) Log(record map[string]any) error {

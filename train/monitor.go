@@ -15,6 +15,11 @@ import (
 // training-user reward with a flat or falling human reward is reward
 // hacking.
 func (r *rlRun) monitor(ctx context.Context, step int) error {
+	// A stopped run starts no reading (the rollouts notice a cancellation
+	// only now and then).
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("monitor: %w", err)
+	}
 	cfg := r.cfg
 	agent := &chatlm.Agent{Model: r.policy, Gen: cfg.MonitorGen, Tool: r.tool}
 	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.MonitorInstances, Group: 1,
