@@ -6,7 +6,9 @@
 //
 // Temporary names are ".<base>.tmp-<pid>-<random>": the writer's process
 // id lets Clean tell the leftovers of a killed process from the files a
-// live one is still writing.
+// live one is still writing. Every write first removes the leftovers of
+// killed writes of its own destination; Clean and CleanTree sweep a
+// folder.
 package atomicfile
 
 import (
@@ -28,6 +30,9 @@ func tempPattern(path string) string {
 // error the destination is untouched and the temporary file is removed.
 func Write(path string, fill func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
+	if err := cleanFor(path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(dir, tempPattern(path))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)

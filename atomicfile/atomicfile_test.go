@@ -158,3 +158,24 @@ func TestCleanFinishesAHalfDoneSwap(t *testing.T) {
 		t.Errorf("parent holds %v, want only last", got)
 	}
 }
+
+// A write first removes what killed writes of its own destination left
+// beside it, and nothing else: the leftover of a killed 'collect' goes
+// when the file is next written.
+func TestWriteSweepsLeftoversOfItsDestination(t *testing.T) {
+	dir := t.TempDir()
+	dead := strconv.Itoa(deadPID(t))
+	own := ".logs.jsonl.tmp-" + dead + "-1"
+	other := ".other.jsonl.tmp-" + dead + "-2"
+	for _, name := range []string{own, other} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteBytes(filepath.Join(dir, "logs.jsonl"), []byte("whole\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(t, dir), []string{other, "logs.jsonl"}; !slices.Equal(got, want) {
+		t.Errorf("after the write: %v, want %v", got, want)
+	}
+}

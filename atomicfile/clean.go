@@ -48,14 +48,61 @@ func Clean(dir string) ([]string, error) {
 			}
 			continue
 		}
-		i := strings.LastIndex(name, ".tmp-")
-		if i <= 1 || !stale(name[i+len(".tmp-"):], e) {
+		if !leftover(name, e) {
 			continue
 		}
 		errs = append(errs, os.RemoveAll(path))
 		removed = append(removed, name)
 	}
 	return removed, errors.Join(errs...)
+}
+
+// leftover reports whether the entry name is a temporary of Write or
+// WriteDir whose writer is gone.
+func leftover(name string, e fs.DirEntry) bool {
+	i := strings.LastIndex(name, ".tmp-")
+	return i > 1 && strings.HasPrefix(name, ".") && stale(name[i+len(".tmp-"):], e)
+}
+
+// cleanFor removes the temporaries that killed writers of path left
+// beside it: a write sweeps what an interrupted write of the same file
+// left, wherever that file is, so no leftover outlives the next run that
+// writes it (a killed 'collect -n 1000000' left a 12.8 MB one for good).
+func cleanFor(path string) error {
+	dir, prefix := filepath.Dir(path), "."+filepath.Base(path)+".tmp-"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // the write itself reports an unusable folder
+	}
+	var errs []error
+	for _, e := range entries {
+		if name := e.Name(); strings.HasPrefix(name, prefix) && leftover(name, e) {
+			errs = append(errs, os.RemoveAll(filepath.Join(dir, name)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CleanTree is Clean of root and of every folder under it, for a run
+// folder whose stages write into sub-folders of their own. It returns the
+// removed paths relative to root.
+func CleanTree(root string) ([]string, error) {
+	var removed []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		names, err := Clean(path)
+		for _, n := range names {
+			rel, _ := filepath.Rel(root, filepath.Join(path, n))
+			removed = append(removed, rel)
+		}
+		return err
+	})
+	return removed, err
 }
 
 // stale reports whether a temporary whose name ends in suffix ("<pid>-<random>",

@@ -34,8 +34,8 @@ type Folder struct {
 }
 
 // Open creates dir if needed and returns its folder. Temporaries that
-// writers killed in an earlier run left directly in it (atomicfile.Clean)
-// are removed.
+// writers killed in an earlier run left anywhere in it (atomicfile.CleanTree:
+// the stages' sub-folders, nested run folders) are removed.
 func Open(dir string) (*Folder, error) {
 	if dir == "" {
 		return nil, errors.New("run folder: no path")
@@ -43,14 +43,12 @@ func Open(dir string) (*Folder, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "stages"), 0o755); err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
-	for _, d := range []string{dir, filepath.Join(dir, "stages")} {
-		removed, err := atomicfile.Clean(d)
-		if err != nil {
-			return nil, fmt.Errorf("run folder: %w", err)
-		}
-		if len(removed) > 0 {
-			slog.Info("removed leftovers of an interrupted run", "dir", d, "names", removed)
-		}
+	removed, err := atomicfile.CleanTree(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run folder: %w", err)
+	}
+	if len(removed) > 0 {
+		slog.Info("removed leftovers of an interrupted run", "dir", dir, "names", removed)
 	}
 	return &Folder{Dir: dir}, nil
 }

@@ -68,9 +68,20 @@ func TestOpenRemovesLeftoversOfKilledWriters(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Skip(err)
 	}
-	stale := filepath.Join(dir, ".manifest.json.tmp-"+strconv.Itoa(cmd.Process.Pid)+"-1")
+	dead := strconv.Itoa(cmd.Process.Pid)
+	// Leftovers at the top, in a stage's sub-folder and in a nested run
+	// folder (a temporary folder with a file in it); before, only the top
+	// folder and stages/ were swept.
+	stales := []string{
+		filepath.Join(dir, ".manifest.json.tmp-"+dead+"-1"),
+		filepath.Join(dir, "eval", "static", ".seed-0.episodes.jsonl.tmp-"+dead+"-3"),
+		filepath.Join(dir, "h4", "checkpoints", ".base.tmp-"+dead+"-4", "model.safetensors"),
+	}
 	live := filepath.Join(dir, ".metrics.tmp-"+strconv.Itoa(os.Getpid())+"-2")
-	for _, p := range []string{stale, live} {
+	for _, p := range append(stales, live) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -78,8 +89,13 @@ func TestOpenRemovesLeftoversOfKilledWriters(t *testing.T) {
 	if _, err := Open(dir); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Error("a killed writer's temporary survived Open")
+	for _, stale := range stales {
+		if _, err := os.Stat(stale); !os.IsNotExist(err) {
+			t.Errorf("a killed writer's temporary survived Open: %s", stale)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h4", "checkpoints")); err != nil {
+		t.Error("Open removed a folder that is no temporary")
 	}
 	if _, err := os.Stat(live); err != nil {
 		t.Error("Open removed a live writer's temporary")

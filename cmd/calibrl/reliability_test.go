@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,4 +176,54 @@ func editFile(t *testing.T, path, old, new string) {
 		t.Fatalf("%s has no %s (%v)", path, old, err)
 	}
 	os.WriteFile(path, bytes.Replace(b, []byte(old), []byte(new), 1), 0o644)
+}
+
+const collectChildEnv = "CALIBRL_COLLECT_CHILD" // the --out of a collect to run and be killed
+
+// TestCollectChild is the collect that TestKilledCollectLeavesNoTemporary
+// kills; it does nothing unless started by it.
+func TestCollectChild(t *testing.T) {
+	out := os.Getenv(collectChildEnv)
+	if out == "" {
+		t.Skip("run by TestKilledCollectLeavesNoTemporary")
+	}
+	runCtx(context.Background(), "collect", "-n", "1000000", "--out", out)
+}
+
+// A collect killed with SIGKILL leaves its temporary; the next collect
+// into the same file removes it (before, it stayed for good).
+func TestKilledCollectLeavesNoTemporary(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "logs.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCollectChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), collectChildEnv+"="+out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		entries, _ := os.ReadDir(dir)
+		if len(entries) == 1 {
+			if info, err := entries[0].Info(); err == nil && info.Size() > 0 {
+				break // the temporary holds episodes
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("collect wrote no temporary in 20 s: %v", entries)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || !strings.HasPrefix(entries[0].Name(), ".logs.jsonl.tmp-") {
+		t.Fatalf("after the kill: %v, want the temporary", entries)
+	}
+	if err := runCtx(context.Background(), "collect", "-n", "3", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != "logs.jsonl" {
+		t.Errorf("after the next collect: %v, want logs.jsonl alone", entries)
+	}
 }
