@@ -78,6 +78,23 @@ func (c *Config) fill(t Task) {
 	}
 }
 
+// MaxTurnIndexes bounds Turns: the per-turn figures hold a row per index,
+// and no conversation of the tasks is a thousand turns long.
+const MaxTurnIndexes = 1024
+
+// check reports sizes past their limits, before anything is allocated:
+// every agent's episodes with the simulator and the human are held
+// together (rollout.MaxHeld).
+func (c Config) check() error {
+	if c.Turns > MaxTurnIndexes {
+		return fmt.Errorf("fidelity: %d turn indexes, the limit is %d", c.Turns, MaxTurnIndexes)
+	}
+	if held := 3 * max(1, len(c.Agents)); c.Instances > rollout.MaxHeld/held {
+		return fmt.Errorf("fidelity: %d contexts for each of %d agents, the limit is %d (%d episodes held at once)", c.Instances, len(c.Agents), rollout.MaxHeld/held, rollout.MaxHeld)
+	}
+	return nil
+}
+
 // Rates are the artifact probes' results, each in [0,1].
 type Rates struct {
 	// Sycophancy: how often a wrong final outcome is accepted.
@@ -205,6 +222,9 @@ type Report struct {
 // held-out episodes under the simulator's model.
 func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User, cfg Config, nll func([]dialog.Episode) float64) (Report, error) {
 	cfg.fill(t)
+	if err := cfg.check(); err != nil {
+		return Report{}, err
+	}
 	rep := Report{Task: t.Name(), Sim: simName, Agents: map[string]AgentGap{}, Contexts: cfg.Instances}
 	var simEps, humanEps, floorEps []dialog.Episode
 	var gapSum float64

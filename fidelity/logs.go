@@ -146,6 +146,9 @@ func MeasureLogs(ctx context.Context, simName string, sim dialog.User, eps []dia
 	if cfg.Turns <= 0 {
 		cfg.Turns = 6
 	}
+	if cfg.Turns > MaxTurnIndexes {
+		return LogReport{}, fmt.Errorf("fidelity: %d turn indexes, the limit is %d", cfg.Turns, MaxTurnIndexes)
+	}
 	rep := LogReport{Sim: simName, Conversations: len(eps)}
 	if len(eps) == 0 {
 		return rep, fmt.Errorf("fidelity: no logged conversations to measure %s against", simName)

@@ -24,10 +24,29 @@ func DefaultBenchConfig() BenchConfig {
 	return BenchConfig{Steps: 5, Batch: 16, SeqLen: 256, PromptLen: 32, NewTokens: 128}
 }
 
+// The benchmark's largest sizes, checked before anything is allocated: a
+// batch of MaxBenchBatch sequences of a model's whole context fits in a
+// few GB; MaxWorkers goroutines are far more than any machine has cores;
+// a MaxBenchGemm GEMM holds three 256 MiB matrices.
+const (
+	MaxBenchSteps = 10_000
+	MaxBenchBatch = 1024
+	MaxWorkers    = 1024
+	MaxBenchGemm  = 8192
+)
+
 // Validate reports the first out-of-range field.
 func (c BenchConfig) Validate() error {
 	if c.Steps < 1 || c.Batch < 1 || c.SeqLen < 2 || c.PromptLen < 1 || c.NewTokens < 1 {
 		return fmt.Errorf("bench config %+v: every size must be positive (seq len ≥ 2)", c)
+	}
+	switch {
+	case c.Steps > MaxBenchSteps:
+		return fmt.Errorf("bench config: steps %d, the limit is %d", c.Steps, MaxBenchSteps)
+	case c.Batch > MaxBenchBatch:
+		return fmt.Errorf("bench config: batch %d, the limit is %d", c.Batch, MaxBenchBatch)
+	case c.Workers > MaxWorkers:
+		return fmt.Errorf("bench config: workers %d, the limit is %d", c.Workers, MaxWorkers)
 	}
 	return nil
 }

@@ -173,8 +173,17 @@ type Config struct {
 	Jobs int
 }
 
+// MaxRLSeeds bounds Preset.RLSeeds: the report holds every seed's
+// evaluations of every arm at once (a hundred seeds of the paper preset's
+// 500 held-out episodes, two decodings, four arms: 400,000 episodes), and
+// each seed trains four arms.
+const MaxRLSeeds = 100
+
 // Run executes (or resumes) every stage and returns the summary rows.
 func Run(ctx context.Context, cfg Config) ([]Row, error) {
+	if cfg.Preset.RLSeeds > MaxRLSeeds {
+		return nil, fmt.Errorf("reproduce: %d RL seeds, the limit is %d", cfg.Preset.RLSeeds, MaxRLSeeds)
+	}
 	r, err := openRun(cfg)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,12 @@ type Config struct {
 	Progress func(done, total int)
 }
 
+// MaxHeld bounds the episodes Run and Play hold in memory at once (they
+// return them all): about a million, a few GB of conversations. Commands
+// that write episodes as they finish (collect, eval with --episodes-out:
+// ShareStream) take any number.
+const MaxHeld = 1 << 20
+
 // DefaultMaxTurns is the turn limit when Config.MaxTurns is zero.
 const DefaultMaxTurns = 10
 
@@ -123,6 +129,9 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 	cfg.fill()
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
+	}
+	if cfg.Instances > MaxHeld/cfg.Group {
+		return nil, nil, fmt.Errorf("rollout: %d instances × group %d episodes held in memory at once, the limit is %d", cfg.Instances, cfg.Group, MaxHeld)
 	}
 	rules := Rules{Env: dialog.EnvironmentOf(task), CountTokens: cfg.CountTokens}
 	total := cfg.Instances * cfg.Group

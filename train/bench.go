@@ -79,8 +79,20 @@ func (c RLBenchConfig) Validate() error {
 	if c.Steps < 1 || c.Instances < 1 || c.Group < 2 || c.Turns < 1 || c.AgentTurn < 2 || c.UserTurn < 2 || c.MiniBatch < 1 || c.Updates < 1 {
 		return fmt.Errorf("rl bench config %+v: sizes must be positive (group ≥ 2, turns ≥ 2 tokens)", c)
 	}
+	switch {
+	case c.Steps > lm.MaxBenchSteps || c.Updates > lm.MaxBenchSteps:
+		return fmt.Errorf("rl bench config: steps %d and updates %d, the limit is %d", c.Steps, c.Updates, lm.MaxBenchSteps)
+	case c.Instances > MaxBenchConversations || c.Group > MaxBenchConversations/c.Instances:
+		return fmt.Errorf("rl bench config: %d instances × group %d conversations, the limit is %d", c.Instances, c.Group, MaxBenchConversations)
+	case c.Workers > lm.MaxWorkers:
+		return fmt.Errorf("rl bench config: workers %d, the limit is %d", c.Workers, lm.MaxWorkers)
+	}
 	return nil
 }
+
+// MaxBenchConversations bounds one benchmarked iteration's conversations,
+// each holding its KV caches (the default is 64).
+const MaxBenchConversations = 4096
 
 // BenchRL times interactive GRPO iterations of a policy of config cfg
 // against a learned user simulator of the same config, both with fixed

@@ -65,8 +65,8 @@ fraction of A's training tokens/s from the same run; the median of
 			if err := rc.Validate(); rl && err != nil {
 				return err
 			}
-			if gemmSize < 0 {
-				return fmt.Errorf("--gemm-size %d, want ≥ 0", gemmSize)
+			if gemmSize < 0 || gemmSize > lm.MaxBenchGemm {
+				return fmt.Errorf("--gemm-size %d, want a value in [0, %d]", gemmSize, lm.MaxBenchGemm)
 			}
 			var run []lm.NamedConfig
 			want := strings.Split(models, ",")

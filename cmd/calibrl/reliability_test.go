@@ -18,6 +18,8 @@ import (
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/reproduce"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -128,6 +130,40 @@ func TestNegativeOverridesRefused(t *testing.T) {
 	// The help shows -1 as --temperature's default: given, it is taken.
 	if _, err := run(t, "eval", "--temperature", "-1", "-n", "1"); err != nil {
 		t.Errorf("eval --temperature -1 (the default): %v", err)
+	}
+}
+
+// A size a flag sets that would exhaust the machine is refused before
+// anything is allocated, with the limit in the error (before, reproduce
+// --rl-seeds 100000000 grew to 20.9 GB and was killed for memory, and
+// these ran out of memory at once).
+func TestAbsurdSizesRefusedWithTheLimit(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"reproduce", "--preset", "tiny", "--rl-seeds", "100000000", "--out", dir}, "--rl-seeds 100000000: want a value in [1, 100]"},
+		{[]string{"fidelity", "--sim", "naive", "--agents", "scripted:careful", "-n", "2000000000"}, "fidelity: 2000000000 contexts for each of 1 agents, the limit is 349525"},
+		{[]string{"fidelity", "--sim", "naive", "--agents", "scripted:careful", "-n", "2", "--turns", "2000000000"}, "fidelity: 2000000000 turn indexes, the limit is 1024"},
+		{[]string{"bench", "--batch", "100000000"}, "batch 100000000, the limit is 1024"},
+		{[]string{"bench", "--workers", "100000000"}, "workers 100000000, the limit is 1024"},
+		{[]string{"bench", "--rl-instances", "100000000"}, "100000000 instances × group 8 conversations, the limit is 4096"},
+		{[]string{"bench", "--rl-group", "100000000"}, "8 instances × group 100000000 conversations, the limit is 4096"},
+		{[]string{"bench", "--gemm-size", "1000000"}, "--gemm-size 1000000, want a value in [0, 8192]"},
+	} {
+		start := time.Now()
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
+		}
+		if took := time.Since(start); took > 2*time.Second {
+			t.Errorf("%v: took %v to refuse", c.args, took)
+		}
+	}
+	if _, err := reproduce.Run(context.Background(), reproduce.Config{Preset: preset.Preset{RLSeeds: 101}, Out: dir}); err == nil ||
+		!strings.Contains(err.Error(), "101 RL seeds, the limit is 100") {
+		t.Errorf("reproduce.Run with 101 RL seeds: got %v", err)
 	}
 }
 

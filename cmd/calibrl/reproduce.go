@@ -128,8 +128,8 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 				return err
 			}
 			if cmd.Flags().Changed("rl-seeds") {
-				if rlSeeds < 1 {
-					return fmt.Errorf("--rl-seeds %d: want at least 1", rlSeeds)
+				if rlSeeds < 1 || rlSeeds > reproduce.MaxRLSeeds {
+					return fmt.Errorf("--rl-seeds %d: want a value in [1, %d]", rlSeeds, reproduce.MaxRLSeeds)
 				}
 				p.RLSeeds = rlSeeds
 			}
