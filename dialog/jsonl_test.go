@@ -128,3 +128,24 @@ func FuzzReadEpisodes(f *testing.F) {
 		}
 	})
 }
+
+// A message longer than MaxMessageBytes is refused with file, line and
+// message; one of exactly the limit is read.
+func TestReadEpisodesBoundsMessages(t *testing.T) {
+	write := func(size int) string {
+		ep := sampleEpisode()
+		ep.Messages[1].Content = strings.Repeat("x", size)
+		var buf bytes.Buffer
+		if err := WriteEpisodes(&buf, []Episode{sampleEpisode(), ep}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	if _, err := ReadEpisodes(strings.NewReader(write(1<<20)), "logs.jsonl"); err != nil {
+		t.Fatalf("a message of the limit: %v", err)
+	}
+	_, err := ReadEpisodes(strings.NewReader(write(1<<20+1)), "logs.jsonl")
+	if want := "logs.jsonl:2: messages[1].content: 1048577 bytes, the limit is 1048576"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}

@@ -206,6 +206,9 @@ func (r *Record) Check() error {
 		if strings.TrimSpace(m.Content) == "" {
 			return fieldErr(fmt.Sprintf("messages[%d].content", i), "empty")
 		}
+		if len(m.Content) > dialog.MaxMessageBytes {
+			return fieldErr(fmt.Sprintf("messages[%d].content", i), "%d bytes, the limit is %d (a message this long is no dialogue turn)", len(m.Content), dialog.MaxMessageBytes)
+		}
 	}
 	switch {
 	case r.Messages[0].Role != string(dialog.RoleUser):

@@ -115,6 +115,11 @@ func TestReadRefusesWithFileLineField(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.new, err, c.want)
 		}
 	}
+	long := strings.Replace(good, `"content":"a"`, `"content":"`+strings.Repeat("a", 1<<20+1)+`"`, 1)
+	if _, err := Read(strings.NewReader(good+"\n"+long), "logs.jsonl"); err == nil ||
+		!strings.Contains(err.Error(), `logs.jsonl:2: field "messages[1].content": 1048577 bytes, the limit is 1048576`) {
+		t.Errorf("a message over the limit: %v", err)
+	}
 	if _, err := Read(strings.NewReader(good+"\n"+good), "logs.jsonl"); err == nil || !strings.Contains(err.Error(), `logs.jsonl:2: field "id"`) {
 		t.Errorf("duplicate id: %v", err)
 	}

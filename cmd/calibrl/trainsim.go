@@ -98,7 +98,7 @@ simulator cannot tell a right answer from a wrong one.`,
 	f := cmd.Flags()
 	f.StringVar(&taskName, "task", "mathchat", "task the logs belong to")
 	addDataFlag(f, &data)
-	f.StringVar(&logs, "logs", "", "episodes JSONL from 'calibrl collect', or your own human logs (convert-logs) (required)")
+	f.StringVar(&logs, "logs", "", "episodes JSONL from 'calibrl collect', or your own human logs (convert-logs); a message may hold at most 1 MiB (required)")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json to use instead of training one on the logs")
