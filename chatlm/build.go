@@ -1,8 +1,10 @@
 package chatlm
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -10,32 +12,46 @@ import (
 	"github.com/calibrl/calibrl/tokenizer"
 )
 
-// Texts is everything a chat model of these episodes reads or writes: the
-// agents' views, the oracle contexts and every message. A tokenizer trained
-// on it serves both the policy and the simulator.
-func Texts(eps []dialog.Episode) []string {
-	texts := make([]string, 0, len(eps)*8+2)
-	texts = append(texts, CheckRight, CheckWrong)
-	for i := range eps {
-		ep := &eps[i]
-		texts = append(texts, ep.View.System(), OracleContext(&ep.Oracle))
-		for _, m := range ep.Messages {
-			texts = append(texts, m.Content)
+// texts yields everything a chat model of these episodes reads or
+// writes, one episode at a time: the agents' views, the oracle contexts
+// and every message (a tokenizer trained on it serves both the policy and
+// the simulator). It stops early when ctx is done.
+func texts(ctx context.Context, eps []dialog.Episode) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if !yield(CheckRight) || !yield(CheckWrong) {
+			return
+		}
+		for i := range eps {
+			if ctx.Err() != nil {
+				return
+			}
+			ep := &eps[i]
+			if !yield(ep.View.System()) || !yield(OracleContext(&ep.Oracle)) {
+				return
+			}
+			for _, m := range ep.Messages {
+				if !yield(m.Content) {
+					return
+				}
+			}
 		}
 	}
-	return texts
 }
 
 // TrainTokenizer learns a byte-level BPE of about vocab ids on the
 // episodes' text, digits split one by one (small models do arithmetic
 // better on single digits).
-func TrainTokenizer(eps []dialog.Episode, vocab int) (*tokenizer.Tokenizer, error) {
+// It stops, with ctx's error, when ctx is done.
+func TrainTokenizer(ctx context.Context, eps []dialog.Episode, vocab int) (*tokenizer.Tokenizer, error) {
 	if len(eps) == 0 {
 		return nil, errors.New("train tokenizer: no episodes")
 	}
 	tc := tokenizer.DefaultTrainConfig()
 	tc.VocabSize = vocab
-	tok, err := tokenizer.Train(Texts(eps), tc)
+	tok, err := tokenizer.TrainSeq(texts(ctx, eps), tc)
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("train tokenizer: %w", err)
 	}

@@ -714,7 +714,7 @@ func (p *prep) tokenizer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tok, err := chatlm.TrainTokenizer(eps, p.preset.Vocab)
+	tok, err := chatlm.TrainTokenizer(ctx, eps, p.preset.Vocab)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func TestServedSimulatorReadsDoceditNotesAndCommands(t *testing.T) {
 		}
 		eps = append(eps, e...)
 	}
-	tok, err := chatlm.TrainTokenizer(eps, 400)
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 400)
 	if err != nil {
 		t.Fatal(err)
 	}

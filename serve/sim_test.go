@@ -72,7 +72,7 @@ func testSim(t *testing.T) (task.Task, *chatlm.User, []dialog.Episode) {
 		}
 		eps = append(eps, e...)
 	}
-	tok, err := chatlm.TrainTokenizer(eps, 400)
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 400)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,12 +95,17 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	if len(eps) == 0 {
 		return Meta{}, errors.New("sft: no episodes")
 	}
-	m, err := initial(eps, cfg)
+	m, err := initial(ctx, eps, cfg)
 	if err != nil {
 		return Meta{}, err
 	}
 	seqs := make([]chatlm.Sequence, 0, len(eps))
 	for i := range eps {
+		// Encoding takes seconds on large logs (63 MB: 4 s on 2 cores):
+		// a stop is honoured within a few episodes.
+		if i%64 == 0 && ctx.Err() != nil {
+			return Meta{}, ctx.Err()
+		}
 		var s chatlm.Sequence
 		if role == checkpoint.RoleSimulator {
 			s, err = m.UserSequence(&eps[i], cfg.Oracle, cfg.Judge)
@@ -128,7 +133,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 // initial is the model a fit starts from: cfg.From's weights, or fresh
 // ones of cfg.Model's size with cfg.Tokenizer (one trained on eps when
 // nil).
-func initial(eps []dialog.Episode, cfg Config) (*chatlm.Model, error) {
+func initial(ctx context.Context, eps []dialog.Episode, cfg Config) (*chatlm.Model, error) {
 	if cfg.From != "" {
 		m, _, err := chatlm.Load(cfg.From)
 		if err != nil {
@@ -142,7 +147,7 @@ func initial(eps []dialog.Episode, cfg Config) (*chatlm.Model, error) {
 	tok := cfg.Tokenizer
 	if tok == nil {
 		var err error
-		if tok, err = chatlm.TrainTokenizer(eps, cfg.Vocab); err != nil {
+		if tok, err = chatlm.TrainTokenizer(ctx, eps, cfg.Vocab); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package sft
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,7 +21,7 @@ import (
 // held-out NLL is that checkpoint's, far below a fresh model's.
 func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
 	eps := chatlmtest.AddEpisodes(64, 1)
-	tok, err := chatlm.TrainTokenizer(eps, 300)
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestWarmStartBeginsFromTheCheckpoint(t *testing.T) {
 			hurt.Result.BestStep, hurt.Result.ValNLL, hurt.Result.FirstVal, first.Result.ValNLL)
 	}
 
-	other, err := chatlm.TrainTokenizer(chatlmtest.AddEpisodes(64, 9), 280)
+	other, err := chatlm.TrainTokenizer(context.Background(), chatlmtest.AddEpisodes(64, 9), 280)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,5 +103,26 @@ func checkMetaFile(t *testing.T, dir string, want Meta) {
 	// judged is left out when false, as the test's fits are.
 	if got, want := strings.Join(keys, ","), "role,task,oracle,seed,logs,from,sft,result,model"; got != want {
 		t.Errorf("%s's keys: %s, want %s", checkpoint.MetaFile, got, want)
+	}
+}
+
+// A fit stopped before it trains (while it trains its tokenizer or encodes
+// the logs, which take seconds on large logs) returns the stop at once and
+// writes nothing; before, it trained the tokenizer, encoded every episode
+// and wrote a checkpoint first.
+func TestStoppedFitReturnsBeforeTraining(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(64, 1)
+	sc := train.DefaultSFTConfig()
+	sc.Steps, sc.BatchSize = 10, 8
+	cfg := Config{Model: lm.Config{Context: 128, Dim: 32, Layers: 2, Heads: 2}, SFT: sc, Vocab: 300, Oracle: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(t.TempDir(), "sim")
+	_, err := Simulator(ctx, eps, cfg, out, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) > 0 {
+		t.Errorf("a fit stopped before training wrote %v", entries)
 	}
 }

@@ -32,7 +32,7 @@ func TestGRPOMathchatIterationTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := chatlm.TrainTokenizer(logs, 512)
+	tok, err := chatlm.TrainTokenizer(context.Background(), logs, 512)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func askBase(t testing.TB) *chatlm.Model {
 	eps := askLog(256)
 	// chatlmtest.TinyModel's 300-token vocabulary is nearly bytes on this
 	// corpus; 512 covers its words, so a reply is about 8 tokens.
-	tok, err := chatlm.TrainTokenizer(eps, 512)
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 512)
 	if err != nil {
 		t.Fatal(err)
 	}

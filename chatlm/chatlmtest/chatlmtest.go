@@ -3,6 +3,7 @@
 package chatlmtest
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -36,7 +37,7 @@ func AddEpisodes(n int, seed uint64) []dialog.Episode {
 // TinyModel trains a tokenizer on eps and builds a 2-layer, 32-wide model.
 func TinyModel(t testing.TB, eps []dialog.Episode) *chatlm.Model {
 	t.Helper()
-	tok, err := chatlm.TrainTokenizer(eps, 300)
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 300)
 	if err != nil {
 		t.Fatal(err)
 	}
