@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -58,14 +59,14 @@ func TestConvertLogs(t *testing.T) {
 	if got := mustRun(t, args...); !strings.Contains(got, "2 conversations") {
 		t.Fatalf("convert-logs: %s", got)
 	}
-	eps, err := loadTaskLogs(out, "mathchat")
+	eps, err := loadTaskLogs(context.Background(), out, "mathchat")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(eps) != 2 || !eps[0].Success || eps[0].Outcome != "7" || eps[0].View.Instructions == "" {
 		t.Fatalf("human logs as episodes: %+v", eps[0])
 	}
-	if _, err := loadTaskLogs(out, "docedit"); err == nil || !strings.Contains(err.Error(), "not docedit") {
+	if _, err := loadTaskLogs(context.Background(), out, "docedit"); err == nil || !strings.Contains(err.Error(), "not docedit") {
 		t.Fatalf("logs of another task: %v", err)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")

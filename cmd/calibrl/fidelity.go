@@ -187,7 +187,7 @@ type logRow struct {
 // logFidelity measures each simulator against logged conversations: the
 // held-out (test) ones of logs, teacher-forced (fidelity.MeasureLogs).
 func logFidelity(cmd *cobra.Command, t task.Task, taskName, logs string, sims []string, cfg fidelity.LogConfig, out string, asJSON bool) error {
-	eps, err := loadTaskLogs(logs, taskName)
+	eps, err := loadTaskLogs(cmd.Context(), logs, taskName)
 	if err != nil {
 		return err
 	}

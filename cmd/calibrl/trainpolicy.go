@@ -104,7 +104,7 @@ resumable (run the same command again after an interruption).`,
 				if logs == "" {
 					return fmt.Errorf("--algo sft needs --logs")
 				}
-				eps, err := loadTaskLogs(logs, taskName)
+				eps, err := loadTaskLogs(cmd.Context(), logs, taskName)
 				if err != nil {
 					return err
 				}
@@ -165,7 +165,7 @@ resumable (run the same command again after an interruption).`,
 					if logs == "" {
 						return fmt.Errorf("--algo static needs --logs")
 					}
-					eps, lerr := loadTaskLogs(logs, taskName)
+					eps, lerr := loadTaskLogs(cmd.Context(), logs, taskName)
 					if lerr != nil {
 						return lerr
 					}

