@@ -373,8 +373,9 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 	}
 	if r.st.Iter >= cfg.Iterations && !r.st.MonitorPending {
 		// A finished run started again is a no-op that reports its result
-		// (when it was killed before writing it, finish writes it below).
-		if res, err := readRLResult(r.out, r.algo); err == nil {
+		// (when it was killed before writing it, or the file holds a result
+		// of another length, finish writes it below).
+		if res, err := readRLResult(r.out, r.algo); err == nil && res.Iterations == r.st.Iter {
 			r.log(map[string]any{"event": "finished", MetricStep: r.st.Iter})
 			return res, nil
 		}

@@ -179,7 +179,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			// A finished run started again is a no-op: it reports what it
 			// wrote, and trains no further (a run stopped early would
 			// otherwise go on to its next evaluation).
-			if res, err := readSFTResult(resultPath); err == nil {
+			if res, err := readSFTResult(resultPath); err == nil && res.Steps == st.Step {
 				copy(m.LM.Params.Data, best)
 				log(map[string]any{"event": "finished", MetricStep: st.Step})
 				return res, nil
