@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/calibrl/calibrl/secretenv"
 )
 
 // Duration is a time.Duration that reads "30s" or "2m" from JSON and YAML.
@@ -132,7 +134,7 @@ func (e Endpoint) Validate() error {
 	if e.MaxConcurrency < 0 {
 		return fmt.Errorf("endpoint %q: max_concurrency must not be negative, got %d", e.Name, e.MaxConcurrency)
 	}
-	if e.APIKeyEnv != "" && looksLikeKey(e.APIKeyEnv) {
+	if e.APIKeyEnv != "" && secretenv.LooksLikeSecret(e.APIKeyEnv) {
 		// The value is not repeated: it is most likely the key itself.
 		return fmt.Errorf("endpoint %q: api_key_env must name the environment variable that holds the key (letters, digits and _, e.g. OPENAI_API_KEY); the value given looks like a key itself and is not shown", e.Name)
 	}

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/secretenv"
 )
 
 // Request is one chat completion.
@@ -107,9 +107,9 @@ func NewPool(cfg Config, model string, httpClient *http.Client) (*Pool, error) {
 		}
 		key := ""
 		if e.APIKeyEnv != "" {
-			v, ok := os.LookupEnv(e.APIKeyEnv)
-			if !ok || v == "" {
-				return nil, fmt.Errorf("remote: endpoint %q: environment variable %s is not set", e.Name, e.APIKeyEnv)
+			v, err := secretenv.Read(e.APIKeyEnv)
+			if err != nil {
+				return nil, fmt.Errorf("remote: endpoint %q: api_key_env: %w", e.Name, err)
 			}
 			key = v
 		}

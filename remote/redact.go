@@ -82,18 +82,3 @@ func secretsOf(baseURL, key string) []string {
 	}
 	return out
 }
-
-// envName matches a plausible environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// looksLikeKey reports whether an api_key_env value is a key pasted where
-// the name of its variable belongs: not a variable name at all, or a long
-// mix of lower case and digits, as keys are and names are not.
-func looksLikeKey(s string) bool {
-	if !envName.MatchString(s) {
-		return true
-	}
-	lower := strings.ToUpper(s) != s
-	digits := strings.ContainsAny(s, "0123456789")
-	return len(s) >= 20 && lower && digits
-}

@@ -237,3 +237,17 @@ func readPromptRows(t *testing.T, path string) []export.PromptRow {
 	}
 	return rows
 }
+
+// TestServeTokenEnvNeverShowsTheToken pastes a token where its variable's
+// name belongs: the refusal must not print it.
+func TestServeTokenEnvNeverShowsTheToken(t *testing.T) {
+	for _, token := range []string{"3f9a1c0e5b7d2468ace13579bdf02468", "a3f9a1c0e5b7d2468ace13579bdf0246", "TOKENWITHOUTLOWERCASE12345"} {
+		_, err := run(t, "serve", "--addr", "127.0.0.1:0", "--token-env", token)
+		if err == nil {
+			t.Fatalf("serve started with --token-env naming an unset variable")
+		}
+		if strings.Contains(err.Error(), token) {
+			t.Errorf("--token-env TOKEN: the error shows the token: %v", err)
+		}
+	}
+}

@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/secretenv"
 	"github.com/calibrl/calibrl/serve"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -67,10 +67,11 @@ flight finish.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if tokenEnv != "" {
-				cfg.Token = os.Getenv(tokenEnv)
-				if cfg.Token == "" {
-					return fmt.Errorf("--token-env: environment variable %s is empty or unset", tokenEnv)
+				token, err := secretenv.Read(tokenEnv)
+				if err != nil {
+					return fmt.Errorf("--token-env: %w", err)
 				}
+				cfg.Token = token
 			}
 			reg, err := rf.registry()
 			if err != nil {
