@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,6 +238,12 @@ func (p *Pool) attempt(ctx context.Context, req Request) (Response, error) {
 	c, err := e.client.Chat.Completions.New(ctx, params)
 	if err != nil {
 		// The client's errors name the request URL, user-info included.
+		// Its summary is the status alone; the server's reason (the code
+		// and message of its error body: context_length_exceeded, ...) is
+		// what a user can act on, so it is kept, scrubbed the same way.
+		if reason := serverReason(err); reason != "" {
+			return Response{}, fmt.Errorf("endpoint %s: %w: %s", e.cfg.Name, redact(err, e.secrets), scrub(reason, e.secrets))
+		}
 		return Response{}, fmt.Errorf("endpoint %s: %w", e.cfg.Name, redact(err, e.secrets))
 	}
 	if len(c.Choices) == 0 {
@@ -248,6 +256,47 @@ func (p *Pool) attempt(ctx context.Context, req Request) (Response, error) {
 }
 
 var errNoChoices = errors.New("reply has no choices")
+
+// maxReason bounds the server's reason quoted in an error.
+const maxReason = 1000
+
+// serverReason is the reason an API error's body gives: its code, type,
+// param and message in OpenAI's error shape, or the body itself (bounded)
+// when it is not in that shape; "" for other errors. The caller scrubs it.
+func serverReason(err error) string {
+	var apiErr *openai.Error
+	if !errors.As(err, &apiErr) {
+		return ""
+	}
+	var parts []string
+	for _, f := range []struct{ name, v string }{{"code", apiErr.Code}, {"type", apiErr.Type}, {"param", apiErr.Param}} {
+		if f.v != "" {
+			parts = append(parts, f.name+" "+f.v)
+		}
+	}
+	reason := strings.Join(parts, ", ")
+	msg := apiErr.Message
+	if msg == "" && reason == "" {
+		msg = apiErr.RawJSON()
+	}
+	if msg == "" && reason == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
+		// Not an error object: the body as the server wrote it (the
+		// client kept it in memory; its read cannot fail).
+		b, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, maxReason+1))
+		msg = string(b)
+	}
+	if msg != "" {
+		if reason != "" {
+			reason += ": "
+		}
+		reason += msg
+	}
+	reason = strings.Join(strings.Fields(reason), " ")
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
+	}
+	return reason
+}
 
 // retryable reports failures worth another attempt: rate limits, server
 // errors, timeouts and broken connections, and empty replies.

@@ -2,6 +2,9 @@ package remote
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -72,6 +75,44 @@ func TestAPIKeyEnvHoldingAKey(t *testing.T) {
 		e.fill()
 		if err := e.Validate(); err != nil {
 			t.Errorf("%s refused: %v", name, err)
+		}
+	}
+}
+
+// A refused request's error carries the server's reason (its code and
+// message), scrubbed of the endpoint's key even when the server echoes
+// it; the status alone ("400 Bad Request") tells a user nothing to act on.
+func TestErrorsCarryTheServersReason(t *testing.T) {
+	const key = "sk-live-9f8e7d6c5b4a"
+	t.Setenv("TEST_REMOTE_KEY", key)
+	for _, c := range []struct {
+		name, contentType, body string
+		want                    []string
+	}{
+		{"openai shape", "application/json",
+			`{"error":{"message":"this model's maximum context length is 256 tokens (key ` + key + `)","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
+			[]string{"400", "context_length_exceeded", "maximum context length is 256 tokens", "param messages"}},
+		{"plain text", "text/plain", "upstream says: prompt too long", []string{"400", "prompt too long"}},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", c.contentType)
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, c.body)
+		}))
+		cfg := Config{Endpoints: []Endpoint{{Name: "sim", BaseURL: srv.URL + "/v1", Model: "m", APIKeyEnv: "TEST_REMOTE_KEY"}}, MaxAttempts: 1}
+		p := testPool(t, cfg)
+		_, err := p.Complete(context.Background(), hello())
+		srv.Close()
+		if err == nil {
+			t.Fatalf("%s: want an error", c.name)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not carry %q", c.name, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), key) {
+			t.Errorf("%s: error shows the key: %s", c.name, err)
 		}
 	}
 }

@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,5 +105,41 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 				t.Errorf("openapi.yaml lacks %s %s", m, path)
 			}
 		}
+	}
+}
+
+// TestRemoteUserCarriesTheServersReason plays a remote:NAME user against
+// this server's own chat endpoint when the simulator refuses the
+// conversation as too long: the user's error must carry the server's
+// reason (context_length_exceeded and its message), not only "400 Bad
+// Request", and never the key.
+func TestRemoteUserCarriesTheServersReason(t *testing.T) {
+	const key = "sk-live-0a1b2c3d4e5f6a7b"
+	t.Setenv("CALIBRL_TEST_SERVE_KEY", key)
+	tooLong := ChatModelFunc(func(context.Context, ChatRequest) (ChatReply, error) {
+		return ChatReply{}, &InvalidRequest{Param: "messages", Code: "context_length_exceeded", Message: "this model's maximum context length is 256 tokens"}
+	})
+	_, ts := newTestServer(t, func(_ *Config, o *Options) { o.Chat = tooLong })
+	reg, err := remote.NewRegistry(remote.Config{MaxAttempts: 1},
+		[]remote.Endpoint{{BaseURL: ts.URL + "/v1", Model: "calibrl-sim", APIKeyEnv: "CALIBRL_TEST_SERVE_KEY"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := reg.Pool("calibrl-sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &dialog.Oracle{Task: "guess", Instruction: "guess 7", Opening: "guess my number", Truth: "7"}
+	_, err = remote.NewUser(p).NewSession(o, rand.New(rand.NewPCG(1, 2))).Open(context.Background())
+	if err == nil {
+		t.Fatal("want the server's refusal")
+	}
+	for _, want := range []string{"400", "context_length_exceeded", "maximum context length is 256 tokens"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not carry %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), key) {
+		t.Errorf("error shows the key: %v", err)
 	}
 }
