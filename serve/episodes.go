@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -203,8 +204,20 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 		rerr.write(w)
 		return
 	}
-	if _, err := s.store.add(e); err != nil {
+	if !s.bytes.reserve(e, messageBytes(e.live.Ep.Messages)) {
+		s.dropUnstored(e)
+		s.serverFull().write(w)
+		return
+	}
+	held, err := s.store.add(e)
+	if err != nil {
+		s.dropUnstored(e)
 		writeError(w, http.StatusTooManyRequests, errCapacity, fmt.Sprintf("%v (cap %d): finish or DELETE episodes, or wait for them to expire", err, s.cfg.MaxEpisodes))
+		return
+	}
+	if held != e { // the id was taken (ids carry a random nonce: never seen)
+		s.dropUnstored(e)
+		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is held already; create it again", e.id))
 		return
 	}
 	s.log.Debug("episode created", "id", e.id, "task", k.Task, "split", k.Split, "index", k.Index, "user", k.User)
@@ -216,25 +229,47 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 
 // open begins the episode k names and has the user open it: the one way
 // an episode starts, for a create request and for a recovery alike, so a
-// recovered episode is the created one. k has passed check.
+// recovered episode is the created one. k has passed check. The episode
+// uses its cached environment until it is dropped: the store drops the
+// episodes it held, and whoever does not store one drops it
+// (dropUnstored).
 func (s *Server) open(ctx context.Context, k episodeKey) (*episode, *replyError) {
-	t, u, err := s.envs.get(k.Task, k.User)
+	env, u, err := s.envs.get(k.Task, k.User)
+	if errors.Is(err, errEnvsFull) {
+		return nil, &replyError{http.StatusTooManyRequests, errCapacity, "environments_exceeded", "task", fmt.Sprintf(
+			"%v: %d environments are cached and each has live episodes (--max-environments %d): finish or DELETE episodes of other tasks, or wait for them to expire", err, s.cfg.MaxEnvironments, s.cfg.MaxEnvironments)}
+	}
 	if err != nil {
 		return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: err.Error()}
 	}
+	t := env.task
 	oracle, view, err := t.Instance(k.Split, k.Index)
 	if err != nil {
+		s.envs.release(env)
 		return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: fmt.Sprintf("instance %s/%d: %v", k.Split, k.Index, err)}
 	}
-	e := &episode{id: k.id(), key: k, task: t, live: rollout.Begin(dialog.Episode{
+	e := &episode{id: k.id(), key: k, task: t, env: env, live: rollout.Begin(dialog.Episode{
 		ID: k.id(), Task: k.Task, Split: k.Split, User: k.User, Agent: "serve", MaxTurns: k.MaxTurns,
 		Seed: uint64(k.Seed), Index: k.Index, Sample: k.Sample, Oracle: *oracle, View: *view,
 	}, nil, u, rollout.Rules{Env: dialog.EnvironmentOf(t)})}
 	if err := e.live.Open(ctx); err != nil {
+		s.dropUnstored(e)
 		s.log.Warn("user open failed", "task", k.Task, "user", k.User, "err", err)
 		return nil, &replyError{status: http.StatusBadGateway, typ: errServer, message: "user could not open the conversation: " + err.Error()}
 	}
 	return e, nil
+}
+
+// dropUnstored drops an episode the store never took.
+func (s *Server) dropUnstored(e *episode) {
+	e.dropOnce.Do(func() { s.dropEpisode(e) })
+}
+
+// serverFull refuses a request that would take the server past
+// MaxHeldBytes.
+func (s *Server) serverFull() *replyError {
+	return &replyError{http.StatusTooManyRequests, errCapacity, "server_bytes_exceeded", "", fmt.Sprintf(
+		"the server holds %d bytes of messages, at most %d (--max-held-bytes): finish and DELETE episodes, or wait for them to expire", s.bytes.total(), s.cfg.MaxHeldBytes)}
 }
 
 // step plays the agent's turn text on e, whose lock the caller holds: the
@@ -292,7 +327,9 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 	replayed := 0
 	if req.Messages != nil {
 		var rerr *replyError
-		if replayed, rerr = s.catchUp(r.Context(), e, h); rerr != nil {
+		replayed, rerr = s.catchUp(r.Context(), e, h)
+		s.bytes.settle(e, messageBytes(e.live.Ep.Messages))
+		if rerr != nil {
 			rerr.write(w)
 			return
 		}
@@ -301,10 +338,21 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.live.Ep.End))
 		return
 	}
+	before, n := messageBytes(e.live.Ep.Messages), int64(len(req.Message))
+	if before+n > s.cfg.MaxEpisodeBytes {
+		writeErrorCode(w, http.StatusRequestEntityTooLarge, errTooLarge, "episode_bytes_exceeded", "message", fmt.Sprintf(
+			"episode %s holds %d bytes of messages and this one is %d: an episode holds at most %d (--max-episode-bytes); send a shorter message or start another episode", e.id, before, n, s.cfg.MaxEpisodeBytes))
+		return
+	}
+	if !s.bytes.reserve(e, n) {
+		s.serverFull().write(w)
+		return
+	}
 	// The environment answers the turn before the user does, as in the
 	// rollout; a turn the user could not answer is not recorded, so the
 	// client may send it again.
 	resp, err := e.step(r.Context(), req.Message)
+	s.bytes.settle(e, messageBytes(e.live.Ep.Messages))
 	if err != nil {
 		status := http.StatusBadGateway
 		if r.Context().Err() != nil {

@@ -135,7 +135,14 @@ func (s *Server) recoverEpisode(ctx context.Context, id string) (*episode, *repl
 	if rerr != nil {
 		return nil, rerr
 	}
+	if !s.bytes.reserve(e, messageBytes(e.live.Ep.Messages)) {
+		s.dropUnstored(e)
+		return nil, s.serverFull()
+	}
 	held, err := s.store.add(e)
+	if err != nil || held != e {
+		s.dropUnstored(e)
+	}
 	if err != nil {
 		return nil, &replyError{http.StatusTooManyRequests, errCapacity, "", "", fmt.Sprintf("%v (cap %d): cannot recover episode %s here", err, s.cfg.MaxEpisodes, id)}
 	}
@@ -157,6 +164,10 @@ func (s *Server) catchUp(ctx context.Context, e *episode, h history) (replayed i
 			return 0, rerr
 		}
 		e.task, e.live = fresh.task, fresh.live
+		// e's use of its environment keeps it cached, so fresh opened in
+		// the same one: fresh's own use goes with it (the caller settles
+		// e's bytes).
+		s.dropUnstored(fresh)
 		e.live.Ep.ID = e.id
 		e.closed.Store(false)
 		held = nil

@@ -9,9 +9,10 @@
 // use OpenAI's shape: {"error": {"message": ..., "type": ...}}.
 //
 // Safety: request bodies are bounded, the server has read, write and idle
-// timeouts, idle episodes expire and live episodes are capped, a bearer
-// token is required whenever the address is not loopback, every episode
-// has its own lock (concurrent turns on one episode are serialised, other
+// timeouts, idle episodes expire and live episodes are capped, the
+// environments cached and the message bytes held (per episode and in
+// all) are bounded, a bearer token is required whenever the address is
+// not loopback, every episode has its own lock (concurrent turns on one episode are serialised, other
 // episodes are untouched), and shutdown lets in-flight turns finish.
 package serve
 
@@ -62,6 +63,25 @@ type Config struct {
 	// ShutdownTimeout bounds how long shutdown waits for in-flight
 	// requests. Default 1m.
 	ShutdownTimeout time.Duration
+	// MaxEnvironments caps the environments (a task with its users, a
+	// learned user's model included) cached at once, by canonical task
+	// name: the least recently used one no episode plays in is evicted;
+	// when every one is in use, an episode of another task is refused
+	// with 429 (code environments_exceeded). Default 64.
+	MaxEnvironments int
+	// MaxEpisodeBytes bounds the message text one episode holds (its
+	// opening, the agent's turns, the user's replies, the environment's
+	// notes): a turn whose message would take it past the bound is
+	// refused with 413 (code episode_bytes_exceeded); the user's reply,
+	// bounded by the user, may go past it by one reply. Default 8 MiB.
+	MaxEpisodeBytes int64
+	// MaxHeldBytes bounds the message text all held episodes hold
+	// together: a new episode or a turn that would take the server past
+	// it is refused with 429 (code server_bytes_exceeded) until episodes
+	// finish and are deleted or expire. The agent's message is checked
+	// before the turn; the user's reply, bounded by the user, is counted
+	// after it. Default 1 GiB.
+	MaxHeldBytes int64
 	// Users lists the user specs clients may ask for (spec.User names:
 	// "human", "naive", "learned:DIR", "remote:MODEL"). Clients choose
 	// among them; they never make the server load an arbitrary path.
@@ -81,6 +101,9 @@ func DefaultConfig() Config {
 		WriteTimeout:    5 * time.Minute,
 		IdleTimeout:     2 * time.Minute,
 		ShutdownTimeout: time.Minute,
+		MaxEnvironments: 64,
+		MaxEpisodeBytes: 8 << 20,
+		MaxHeldBytes:    1 << 30,
 		Users:           []string{"human", "naive"},
 	}
 }
@@ -96,6 +119,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes <= 0 || c.EpisodeTTL <= 0 || c.MaxEpisodes <= 0 || c.MaxTurns <= 0 {
 		return errors.New("serve: body limit, episode TTL, episode cap and turn limit must be positive")
+	}
+	if c.MaxEnvironments <= 0 || c.MaxEpisodeBytes <= 0 || c.MaxHeldBytes <= 0 {
+		return fmt.Errorf("serve: environment cap (%d), episode byte bound (%d) and server byte bound (%d) must be positive", c.MaxEnvironments, c.MaxEpisodeBytes, c.MaxHeldBytes)
 	}
 	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.ShutdownTimeout <= 0 {
 		return errors.New("serve: timeouts must be positive")
@@ -141,6 +167,7 @@ type Server struct {
 	log   *slog.Logger
 	store *store
 	envs  *envCache
+	bytes *budget
 	mux   *http.ServeMux
 	// started is when the server was built: the models' "created".
 	started time.Time
@@ -170,8 +197,9 @@ func New(cfg Config, opt Options) (*Server, error) {
 		opt.ChatName = "calibrl-sim"
 	}
 	s := &Server{cfg: cfg, opt: opt, log: opt.Logger, started: opt.Now()}
-	s.store = newStore(cfg.EpisodeTTL, cfg.MaxEpisodes, opt.Now)
-	s.envs = newEnvCache(opt.Task, opt.User)
+	s.envs = newEnvCache(opt.Task, opt.User, cfg.MaxEnvironments)
+	s.bytes = &budget{max: cfg.MaxHeldBytes}
+	s.store = newStore(cfg.EpisodeTTL, cfg.MaxEpisodes, opt.Now, s.dropEpisode)
 	s.routes()
 	return s, nil
 }
@@ -216,7 +244,18 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "episodes": s.store.len(), "chat": s.opt.Chat != nil,
-		"recovered": s.recovered.Load(), "replayed_turns": s.replayed.Load()})
+		"recovered": s.recovered.Load(), "replayed_turns": s.replayed.Load(),
+		"environments": s.envs.len(), "held_bytes": s.bytes.total()})
+}
+
+// dropEpisode gives back what an episode held: its bytes and its use of
+// the environment. It runs once per episode (the store's drop hook, or a
+// creation that failed before the store took the episode).
+func (s *Server) dropEpisode(e *episode) {
+	s.bytes.release(e)
+	if e.env != nil {
+		s.envs.release(e.env)
+	}
 }
 
 // Run listens on the configured address and serves until ctx ends, then
@@ -248,7 +287,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("serving", "addr", ln.Addr().String(), "auth", s.cfg.Token != "", "chat", s.opt.Chat != nil,
-		"episode_ttl", s.cfg.EpisodeTTL, "max_episodes", s.cfg.MaxEpisodes)
+		"episode_ttl", s.cfg.EpisodeTTL, "max_episodes", s.cfg.MaxEpisodes,
+		"max_environments", s.cfg.MaxEnvironments, "max_episode_bytes", s.cfg.MaxEpisodeBytes, "max_held_bytes", s.cfg.MaxHeldBytes)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)

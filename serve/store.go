@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -26,6 +27,14 @@ type episode struct {
 	mu   sync.Mutex
 	task task.Task
 	live *rollout.Live
+
+	// env is the cached environment the episode plays in; the store's
+	// drop hook releases it, and the episode's bytes, once.
+	env      *envEntry
+	dropOnce sync.Once
+	// charged and dropped are the budget's (guarded by its lock).
+	charged int64
+	dropped bool
 }
 
 // errFull is returned when the store is at its cap with no finished
@@ -36,13 +45,23 @@ type store struct {
 	ttl time.Duration
 	max int
 	now func() time.Time
+	// drop is called once for each episode that leaves the store
+	// (expired, evicted or deleted), outside the store's lock.
+	drop func(*episode)
 
 	mu sync.Mutex
 	m  map[string]*episode
 }
 
-func newStore(ttl time.Duration, maxEpisodes int, now func() time.Time) *store {
-	return &store{ttl: ttl, max: maxEpisodes, now: now, m: map[string]*episode{}}
+func newStore(ttl time.Duration, maxEpisodes int, now func() time.Time, drop func(*episode)) *store {
+	return &store{ttl: ttl, max: maxEpisodes, now: now, drop: drop, m: map[string]*episode{}}
+}
+
+// dropAll runs the drop hook on episodes that left the store.
+func (s *store) dropAll(eps []*episode) {
+	for _, e := range eps {
+		e.dropOnce.Do(func() { s.drop(e) })
+	}
 }
 
 func newID() string {
@@ -59,13 +78,15 @@ func (s *store) add(e *episode) (*episode, error) {
 	e.created = now
 	e.used.Store(now.UnixNano())
 	s.mu.Lock()
+	var gone []*episode
+	defer func() { s.dropAll(gone) }()
 	defer s.mu.Unlock()
 	if held, ok := s.m[e.id]; ok {
 		held.used.Store(now.UnixNano())
 		return held, nil
 	}
 	if len(s.m) >= s.max {
-		s.sweepLocked(now)
+		gone = s.sweepLocked(now)
 	}
 	if len(s.m) >= s.max {
 		var oldest *episode
@@ -78,6 +99,7 @@ func (s *store) add(e *episode) (*episode, error) {
 			return nil, errFull
 		}
 		delete(s.m, oldest.id)
+		gone = append(gone, oldest)
 	}
 	s.m[e.id] = e
 	return e, nil
@@ -87,24 +109,30 @@ func (s *store) add(e *episode) (*episode, error) {
 func (s *store) get(id string) (*episode, bool) {
 	now := s.now()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e, ok := s.m[id]
 	if !ok {
+		s.mu.Unlock()
 		return nil, false
 	}
 	if now.Sub(time.Unix(0, e.used.Load())) > s.ttl {
 		delete(s.m, id)
+		s.mu.Unlock()
+		s.dropAll([]*episode{e})
 		return nil, false
 	}
 	e.used.Store(now.UnixNano())
+	s.mu.Unlock()
 	return e, true
 }
 
 func (s *store) remove(id string) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.m[id]
+	e, ok := s.m[id]
 	delete(s.m, id)
+	s.mu.Unlock()
+	if ok {
+		s.dropAll([]*episode{e})
+	}
 	return ok
 }
 
@@ -114,15 +142,17 @@ func (s *store) len() int {
 	return len(s.m)
 }
 
-func (s *store) sweepLocked(now time.Time) int {
-	n := 0
+// sweepLocked removes the expired episodes and returns them, for dropAll
+// once the lock is released.
+func (s *store) sweepLocked(now time.Time) []*episode {
+	var gone []*episode
 	for id, e := range s.m {
 		if now.Sub(time.Unix(0, e.used.Load())) > s.ttl {
 			delete(s.m, id)
-			n++
+			gone = append(gone, e)
 		}
 	}
-	return n
+	return gone
 }
 
 // sweepEvery drops expired episodes every period until ctx ends.
@@ -135,46 +165,105 @@ func (s *store) sweepEvery(ctx context.Context, period time.Duration) {
 			return
 		case <-t.C:
 			s.mu.Lock()
-			s.sweepLocked(s.now())
+			gone := s.sweepLocked(s.now())
 			s.mu.Unlock()
+			s.dropAll(gone)
 		}
 	}
 }
 
 // envCache builds each task once and each (task, user) once: tasks may
-// load data, and users are shared by their sessions.
+// load data, and users are shared by their sessions (a learned user holds
+// its model). Tasks are keyed by their canonical name (task.Canonical), so
+// "mathchat:h1" and "mathchat:h01" are one entry, and at most max entries
+// are held: the least recently used one no episode plays in is evicted to
+// make room, and when every entry is in use a new task is refused
+// (errEnvsFull). An entry holds at most one user per served user name.
 type envCache struct {
 	newTask func(string) (task.Task, error)
 	newUser func(task.Task, string) (dialog.User, error)
+	max     int
 
-	mu    sync.Mutex
-	tasks map[string]task.Task
-	users map[[2]string]dialog.User
+	mu  sync.Mutex
+	m   map[string]*envEntry
+	lru *list.List // of *envEntry, most recently used first
 }
 
-func newEnvCache(t func(string) (task.Task, error), u func(task.Task, string) (dialog.User, error)) *envCache {
-	return &envCache{newTask: t, newUser: u, tasks: map[string]task.Task{}, users: map[[2]string]dialog.User{}}
+// envEntry is one cached task with its users; refs counts the episodes
+// that play in it (envCache.release).
+type envEntry struct {
+	key   string
+	task  task.Task
+	users map[string]dialog.User
+	refs  int
+	elem  *list.Element
 }
 
-func (c *envCache) get(taskName, userName string) (task.Task, dialog.User, error) {
+// errEnvsFull is returned when the cache is full of environments in use.
+var errEnvsFull = errors.New("too many distinct tasks in use")
+
+func newEnvCache(t func(string) (task.Task, error), u func(task.Task, string) (dialog.User, error), maxEnvs int) *envCache {
+	return &envCache{newTask: t, newUser: u, max: maxEnvs, m: map[string]*envEntry{}, lru: list.New()}
+}
+
+// get returns the environment of taskName with its user userName, counted
+// as in use until release.
+func (c *envCache) get(taskName, userName string) (*envEntry, dialog.User, error) {
+	key, err := task.Canonical(taskName)
+	if err != nil {
+		key = taskName // not a registry name: newTask judges it (and it is not cached unless it builds)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.tasks[taskName]
+	en, ok := c.m[key]
 	if !ok {
-		var err error
-		if t, err = c.newTask(taskName); err != nil {
+		if len(c.m) >= c.max && !c.evictLocked() {
+			return nil, nil, errEnvsFull
+		}
+		t, err := c.newTask(key)
+		if err != nil {
 			return nil, nil, err
 		}
-		c.tasks[taskName] = t
+		en = &envEntry{key: key, task: t, users: map[string]dialog.User{}}
+		en.elem = c.lru.PushFront(en)
+		c.m[key] = en
+	} else {
+		c.lru.MoveToFront(en.elem)
 	}
-	key := [2]string{taskName, userName}
-	u, ok := c.users[key]
+	u, ok := en.users[userName]
 	if !ok {
-		var err error
-		if u, err = c.newUser(t, userName); err != nil {
+		if u, err = c.newUser(en.task, userName); err != nil {
 			return nil, nil, err
 		}
-		c.users[key] = u
+		en.users[userName] = u
 	}
-	return t, u, nil
+	en.refs++
+	return en, u, nil
+}
+
+// evictLocked drops the least recently used entry not in use, reporting
+// whether there was one.
+func (c *envCache) evictLocked() bool {
+	for el := c.lru.Back(); el != nil; el = el.Prev() {
+		if en := el.Value.(*envEntry); en.refs == 0 {
+			c.lru.Remove(el)
+			delete(c.m, en.key)
+			return true
+		}
+	}
+	return false
+}
+
+// release ends one use of en (an episode that played in it is gone).
+func (c *envCache) release(en *envEntry) {
+	c.mu.Lock()
+	en.refs--
+	c.mu.Unlock()
+}
+
+// len is the number of environments cached.
+func (c *envCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }

@@ -7,10 +7,12 @@ package task
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/level"
 )
 
 // Task is one family of episodes.
@@ -76,36 +78,11 @@ var Levels = []string{"", "easy", "hN"}
 // with its ledger of the numbers told), and then optionally by
 // ":data=PATH[#sha256:HEX]" (instances from the user's data; see WithData).
 func Lookup(name string) (Task, error) {
-	spec := withoutData(name)
-	base, rest, _ := strings.Cut(spec, ":")
-	c, ok := registry()[base]
-	if !ok {
-		return nil, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
+	n, err := parseName(name)
+	if err != nil {
+		return nil, err
 	}
-	level, opt, _ := strings.Cut(rest, ":")
-	if (level == NoCalculator || level == WithLedger) && opt == "" {
-		level, opt = "", level
-	}
-	var o options
-	switch opt {
-	case "":
-	case NoCalculator:
-		if base != "mathchat" {
-			return nil, fmt.Errorf("task %q: %s has no calculator to turn off", name, base)
-		}
-		o.noCalculator = true
-	case WithLedger:
-		if base != "mathchat" {
-			return nil, fmt.Errorf("task %q: %s has no ledger", name, base)
-		}
-		o.ledger = true
-	default:
-		return nil, fmt.Errorf("task %q: unknown option %q (want %s or %s, or data=PATH last)", name, opt, NoCalculator, WithLedger)
-	}
-	if strings.ContainsAny(level, `/\.`) {
-		return nil, fmt.Errorf("task %q: %q is not a level; give a data folder or file with --data %s (or as %q)", name, level, rest, base+dataOption+rest)
-	}
-	t, err := c(level, o)
+	t, err := n.build(n.level, n.o)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", name, err)
 	}
@@ -116,6 +93,86 @@ func Lookup(name string) (Task, error) {
 	}
 	dialog.SetTaskName(t, name) // episodes of t record the name that rebuilds it
 	return t, nil
+}
+
+// Canonical is the one spelling of the task a name builds: the level as
+// its task reads it ("h01" and "h1" are "h1"), the option written once,
+// the data path absolute and clean, its hash kept when the name gives one.
+// Names that build the same task have the same canonical name, so a cache
+// keyed by it holds each task once however a client spells it.
+func Canonical(name string) (string, error) {
+	n, err := parseName(name)
+	if err != nil {
+		return "", err
+	}
+	l, err := level.Parse(n.level)
+	if err != nil {
+		return "", fmt.Errorf("task %q: %w", name, err)
+	}
+	out := n.base
+	if lv := l.String(); lv != "" {
+		out += ":" + lv
+	}
+	switch {
+	case n.o.noCalculator:
+		out += ":" + NoCalculator
+	case n.o.ledger:
+		out += ":" + WithLedger
+	}
+	if d, ok := DataOf(name); ok {
+		if d.Path == "" {
+			return "", fmt.Errorf("task %q: data= names no path", name)
+		}
+		abs, err := filepath.Abs(d.Path)
+		if err != nil {
+			return "", fmt.Errorf("task %q: %w", name, err)
+		}
+		out += dataOption + abs
+		if d.SHA256 != "" {
+			out += hashPrefix + d.SHA256
+		}
+	}
+	return out, nil
+}
+
+// taskName is a task name read into its parts (Lookup's grammar).
+type taskName struct {
+	base, level string
+	o           options
+	build       constructor
+}
+
+func parseName(name string) (taskName, error) {
+	spec := withoutData(name)
+	base, rest, _ := strings.Cut(spec, ":")
+	c, ok := registry()[base]
+	if !ok {
+		return taskName{}, fmt.Errorf("unknown task %q (known: %s; add :easy for the small level)", name, strings.Join(Names(), ", "))
+	}
+	lv, opt, _ := strings.Cut(rest, ":")
+	if (lv == NoCalculator || lv == WithLedger) && opt == "" {
+		lv, opt = "", lv
+	}
+	var o options
+	switch opt {
+	case "":
+	case NoCalculator:
+		if base != "mathchat" {
+			return taskName{}, fmt.Errorf("task %q: %s has no calculator to turn off", name, base)
+		}
+		o.noCalculator = true
+	case WithLedger:
+		if base != "mathchat" {
+			return taskName{}, fmt.Errorf("task %q: %s has no ledger", name, base)
+		}
+		o.ledger = true
+	default:
+		return taskName{}, fmt.Errorf("task %q: unknown option %q (want %s or %s, or data=PATH last)", name, opt, NoCalculator, WithLedger)
+	}
+	if strings.ContainsAny(lv, `/\.`) {
+		return taskName{}, fmt.Errorf("task %q: %q is not a level; give a data folder or file with --data %s (or as %q)", name, lv, rest, base+dataOption+rest)
+	}
+	return taskName{base: base, level: lv, o: o, build: c}, nil
 }
 
 // Names lists the known tasks, sorted.

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,5 +79,39 @@ func TestLookupLedger(t *testing.T) {
 	}
 	if _, err := Lookup("docedit:easy:" + WithLedger); err == nil || !strings.Contains(err.Error(), "docedit has no ledger") {
 		t.Errorf("docedit with a ledger: got %v", err)
+	}
+}
+
+// Names that build the same task have one canonical name, which builds
+// that task again; names of different tasks keep different ones.
+func TestCanonical(t *testing.T) {
+	dir := t.TempDir()
+	for want, names := range map[string][]string{
+		"mathchat:h1":          {"mathchat:h1", "mathchat:h01", "mathchat:h001", "mathchat:h+1"},
+		"mathchat":             {"mathchat"},
+		"mathchat:easy:ledger": {"mathchat:easy:ledger"},
+		"mathchat:nocalc":      {"mathchat:nocalc", "mathchat::nocalc"},
+		"docedit:h8":           {"docedit:h08"},
+		"mathchat:data=" + dir: {"mathchat:data=" + dir, "mathchat:data=" + dir + "/", "mathchat:data=" + dir + "/./", "mathchat:data=" + filepath.Dir(dir) + "//" + filepath.Base(dir)},
+	} {
+		for _, n := range names {
+			got, err := Canonical(n)
+			if err != nil || got != want {
+				t.Errorf("Canonical(%q) = %q, %v; want %q", n, got, err, want)
+			}
+		}
+		if !strings.Contains(want, "data=") {
+			if _, err := Lookup(want); err != nil {
+				t.Errorf("the canonical name %q does not build: %v", want, err)
+			}
+		}
+	}
+	if a, _ := Canonical("mathchat:h1"); a == "mathchat:h10" {
+		t.Error("h1 and h10 share a name")
+	}
+	for _, bad := range []string{"nope", "mathchat:h0", "mathchat:hx", "docedit:nocalc", "mathchat:easy:bogus", "mathchat:data="} {
+		if got, err := Canonical(bad); err == nil {
+			t.Errorf("Canonical(%q) = %q, want an error", bad, got)
+		}
 	}
 }

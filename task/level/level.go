@@ -40,6 +40,18 @@ func Parse(name string) (Level, error) {
 	return Level{}, fmt.Errorf("unknown level %q (want easy or hN, e.g. h8)", name)
 }
 
+// String is the level's canonical name: "", "easy" or "hN" with N in
+// decimal without leading zeros; Parse reads it back to l.
+func (l Level) String() string {
+	switch {
+	case l.Horizon > 0:
+		return "h" + strconv.Itoa(l.Horizon)
+	case l.Small:
+		return Easy
+	}
+	return ""
+}
+
 // horizon reads "hN".
 func horizon(name string) (int, bool) {
 	n, ok := strings.CutPrefix(name, "h")
