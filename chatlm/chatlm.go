@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/tokenizer"
@@ -38,6 +39,12 @@ func New(m *lm.Model, tok *tokenizer.Tokenizer) (*Model, error) {
 // Load reads a checkpoint folder that holds a tokenizer.json. The returned
 // optimizer is nil when the folder has no optimizer state.
 func Load(dir string) (*Model, *lm.AdamW, error) {
+	// A calibrl.json beside the weights must read whole, for every loader:
+	// a torn one is an error, not a checkpoint played without the role
+	// and conditioning it names (the players read it: spec).
+	if _, _, err := checkpoint.ReadOptional(dir); err != nil {
+		return nil, nil, fmt.Errorf("load %s: %w", dir, err)
+	}
 	ck, err := lm.LoadCheckpoint(dir)
 	if err != nil {
 		return nil, nil, err

@@ -7,7 +7,9 @@ package checkpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -40,21 +42,83 @@ type Meta struct {
 }
 
 // ReadInto reads dir's calibrl.json into v: a *Meta, or a record that
-// holds one (sft.Meta).
+// holds one (sft.Meta). It is strict, as every reader of a checkpoint
+// must be: a torn or malformed file, a field of the wrong type, or a Meta
+// field missing or out of range is an error naming the file and the
+// field, never a checkpoint played without what it was trained with.
 func ReadInto(dir string, v any) error {
-	data, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	path := filepath.Join(dir, MetaFile)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("checkpoint %s: %s: %w", dir, MetaFile, err)
+	if err := decode(data, v); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	var m Meta
+	if err := decode(data, &m); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	var raw map[string]json.RawMessage
+	json.Unmarshal(data, &raw) // decoded above, so it is an object
+	if err := m.check(raw); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return nil
 }
 
-// Read reads what the checkpoint in dir was trained to do.
+// decode reads one JSON object, naming the byte of a syntax error and the
+// field of a type error.
+func decode(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se):
+		return fmt.Errorf("byte %d: malformed JSON: %w", se.Offset, err)
+	case errors.As(err, &te) && te.Field != "":
+		return fmt.Errorf("field %q: want %s, got JSON %s", te.Field, te.Type, te.Value)
+	}
+	return err
+}
+
+// check reports the first field of m that is missing or wrong; raw is the
+// file's object, for presence.
+func (m *Meta) check(raw map[string]json.RawMessage) error {
+	for _, f := range []string{"role", "task", "oracle"} {
+		if v, ok := raw[f]; !ok || string(v) == "null" {
+			return fmt.Errorf("field %q: missing", f)
+		}
+	}
+	switch {
+	case m.Role != RolePolicy && m.Role != RoleSimulator:
+		return fmt.Errorf("field \"role\": %q, want %q (a policy) or %q (a user simulator)", m.Role, RolePolicy, RoleSimulator)
+	case m.Role == RolePolicy && (m.Oracle || m.Judged):
+		return errors.New(`field "oracle": a policy is never conditioned on the oracle context`)
+	case m.Judged && !m.Oracle:
+		return errors.New(`field "judged": a simulator shown the task's check is conditioned on the oracle context ("oracle": true)`)
+	case m.Logs < 0:
+		return fmt.Errorf("field \"logs\": %d is negative", m.Logs)
+	}
+	return nil
+}
+
+// Read reads what the checkpoint in dir was trained to do (ReadInto).
 func Read(dir string) (Meta, error) {
 	var m Meta
 	err := ReadInto(dir, &m)
 	return m, err
+}
+
+// ReadOptional is Read for a folder that may predate calibrl.json: ok is
+// false, with no error, only when the file does not exist. Anything else
+// wrong with it is Read's error.
+func ReadOptional(dir string) (m Meta, ok bool, err error) {
+	m, err = Read(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Meta{}, false, nil
+	}
+	return m, err == nil, err
 }

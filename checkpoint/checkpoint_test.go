@@ -60,3 +60,42 @@ func TestReadSaysWhichCheckpoint(t *testing.T) {
 		t.Errorf("a torn calibrl.json: %v, want an error naming the file", err)
 	}
 }
+
+// Every field error names the file and the field.
+func TestReadIsStrict(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, MetaFile)
+	for body, want := range map[string]string{
+		`{x`: "byte 2: malformed JSON",
+		`{"role": "user", "task": "t", "oracle": true} trailing`:                 "malformed JSON",
+		`{"role": "user", "task": "t", "oracle": 1}`:                             `field "oracle": want bool`,
+		`{"role": "root", "task": "t", "oracle": true}`:                          `field "role"`,
+		`{"task": "t", "oracle": true}`:                                          `field "role": missing`,
+		`{"role": "user", "oracle": true}`:                                       `field "task": missing`,
+		`{"role": "user", "task": "t", "oracle": false, "judged": true}`:         `field "judged"`,
+		`{"role": "assistant", "task": "t", "oracle": true}`:                     `field "oracle"`,
+		`{"role": "user", "task": "t", "oracle": true, "logs": -1}`:              `field "logs"`,
+		`{"role": "user", "task": "t", "oracle": true, "sft": {"Steps": "two"}}`: "",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Read(dir)
+		if want == "" { // the players' part is whole; the rest is the trainer's to read
+			if err != nil {
+				t.Errorf("%s: %v", body, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want an error naming %s and %q", body, err, path, want)
+		}
+		if _, ok, err := ReadOptional(dir); ok || err == nil {
+			t.Errorf("ReadOptional(%s) = %v, %v, want the same error", body, ok, err)
+		}
+	}
+	os.Remove(path)
+	if _, ok, err := ReadOptional(dir); ok || err != nil {
+		t.Errorf("ReadOptional with no calibrl.json = %v, %v, want false and no error", ok, err)
+	}
+}

@@ -24,7 +24,7 @@ func Agent(t task.Task, s string) (dialog.Agent, error) {
 	case "remote":
 		return remoteAgent(s)
 	case "lm":
-		m, err := loadChat(s, arg, checkpoint.RolePolicy)
+		m, _, err := loadChat(s, arg, checkpoint.RolePolicy)
 		if err != nil {
 			return nil, err
 		}
@@ -98,12 +98,12 @@ func LearnedUser(t task.Task, dir string) (*chatlm.User, error) {
 // when set, is the conditioning s asks for, which the checkpoint's
 // metadata must agree with; nil takes the metadata's.
 func learnedUser(t task.Task, s, dir string, oracle *bool) (*chatlm.User, error) {
-	m, err := loadChat(s, dir, checkpoint.RoleSimulator)
+	m, meta, err := loadChat(s, dir, checkpoint.RoleSimulator)
 	if err != nil {
 		return nil, err
 	}
 	u := &chatlm.User{Model: m, Oracle: oracle == nil || *oracle, Gen: DefaultGen()}
-	if meta, err := checkpoint.Read(dir); err == nil {
+	if meta != nil {
 		if oracle == nil {
 			u.Oracle = meta.Oracle
 		}
@@ -138,20 +138,36 @@ func EvalGen() chatlm.GenConfig {
 	return chatlm.GenConfig{MaxNewTokens: 96, Temperature: 0, TopP: 1}
 }
 
+// Policy loads the policy checkpoint in dir (train-policy's), refusing a
+// simulator's.
+func Policy(dir string) (*chatlm.Model, error) {
+	m, _, err := loadChat("lm:"+dir, dir, checkpoint.RolePolicy)
+	return m, err
+}
+
 // loadChat loads a chat checkpoint for spec s, checking it was trained for
-// role when it says so.
-func loadChat(s, dir, role string) (*chatlm.Model, error) {
+// role. meta is its calibrl.json, nil for a folder written before there
+// was one; a calibrl.json that cannot be read whole is an error, never a
+// checkpoint played without the role and conditioning it names.
+func loadChat(s, dir, role string) (*chatlm.Model, *checkpoint.Meta, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("%q: name the checkpoint folder after the colon", s)
+		return nil, nil, fmt.Errorf("%q: name the checkpoint folder after the colon", s)
+	}
+	meta, ok, err := checkpoint.ReadOptional(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%q: %w", s, err)
+	}
+	if ok && meta.Role != role {
+		return nil, nil, fmt.Errorf("%q: %s is a %s model, not a %s model", s, dir, meta.Role, role)
 	}
 	m, _, err := chatlm.Load(dir)
 	if err != nil {
-		return nil, fmt.Errorf("%q: %w", s, err)
+		return nil, nil, fmt.Errorf("%q: %w", s, err)
 	}
-	if meta, err := checkpoint.Read(dir); err == nil && meta.Role != role {
-		return nil, fmt.Errorf("%q: %s is a %s model, not a %s model", s, dir, meta.Role, role)
+	if !ok {
+		return m, nil, nil
 	}
-	return m, nil
+	return m, &meta, nil
 }
 
 func first(xs []string) string {

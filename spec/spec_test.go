@@ -2,11 +2,13 @@ package spec
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/sft"
@@ -134,5 +136,53 @@ func TestLearnedUserFromAFolder(t *testing.T) {
 	}
 	if _, err := LearnedUser(tk, filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Error("a folder without a checkpoint: want an error")
+	}
+}
+
+// A checkpoint whose calibrl.json cannot be read whole is refused by every
+// player, with an error naming the file and what is wrong: played anyway,
+// a simulator would lose the check it was trained with and a policy its
+// role check. A folder without calibrl.json still plays (it predates it).
+func TestTornCheckpointMetaRefused(t *testing.T) {
+	tk, err := task.Lookup("mathchat:easy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := fitSim(t, tk, true, chatlm.TaskJudge(tk))
+	meta := filepath.Join(dir, checkpoint.MetaFile)
+	good, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ body, want string }{
+		{"{x", "malformed JSON"},
+		{`{"role": "user", "task": "mathchat:easy", "oracle": "yes"}`, `field "oracle"`},
+		{`{"role": "robot", "task": "mathchat:easy", "oracle": true}`, `field "role"`},
+		{`{"role": "user", "task": "mathchat:easy"}`, `field "oracle": missing`},
+		{string(good[:len(good)/2]), "malformed JSON"},
+	} {
+		if err := os.WriteFile(meta, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"learned:" + dir, "lm:" + dir} {
+			var err error
+			if strings.HasPrefix(name, "lm:") {
+				_, err = Agent(tk, name)
+			} else {
+				_, err = User(tk, name)
+			}
+			if err == nil || !strings.Contains(err.Error(), meta) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s with calibrl.json %q: %v, want an error naming %s and %q", name, c.body, err, meta, c.want)
+			}
+		}
+		if _, _, err := chatlm.Load(dir); err == nil {
+			t.Errorf("chatlm.Load with calibrl.json %q: no error", c.body)
+		}
+	}
+	if err := os.Remove(meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := User(tk, "learned:"+dir); err != nil {
+		t.Errorf("a simulator folder without calibrl.json: %v", err)
 	}
 }

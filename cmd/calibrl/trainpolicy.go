@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/sft"
@@ -126,9 +125,9 @@ resumable (run the same command again after an interruption).`,
 				if initDir == "" {
 					return fmt.Errorf("--algo %s needs --init, the policy to start from", algo)
 				}
-				policy, _, err := chatlm.Load(initDir)
+				policy, err := spec.Policy(initDir)
 				if err != nil {
-					return err
+					return fmt.Errorf("--init: %w", err)
 				}
 				u, err := spec.User(t, userName)
 				if err != nil {
