@@ -67,26 +67,31 @@ func ReadEpisodes(r io.Reader, name string) ([]Episode, error) {
 	return eps, err
 }
 
-// parseEpisode reads one JSONL record of an episode.
+// parseEpisode reads one JSONL record of an episode and checks it
+// (Episode.Check): errors name the field.
 func parseEpisode(line []byte) (Episode, error) {
 	var ep Episode
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ep); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Episode{}, fieldErr(te.Field, "want %s, got JSON %s", te.Type, te.Value)
+		}
 		return Episode{}, err
 	}
 	if dec.More() {
 		return Episode{}, errors.New("more than one JSON value on the line")
 	}
-	if len(ep.Messages) == 0 {
-		return Episode{}, errors.New("episode has no messages")
+	if err := checkPresent(line); err != nil {
+		return Episode{}, err
 	}
 	for i, m := range ep.Messages {
 		if err := checkMessageSize(fmt.Sprintf("messages[%d].content", i), m.Content); err != nil {
 			return Episode{}, err
 		}
 	}
-	return ep, nil
+	return ep, ep.Check()
 }
 
 // LoadEpisodes reads an episodes JSONL file.

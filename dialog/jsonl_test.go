@@ -57,7 +57,7 @@ func TestReadEpisodesNamesFileAndLine(t *testing.T) {
 	cases := []struct{ name, text, want string }{
 		{"broken json", good + "\n\n{\"id\": 3\n", "logs.jsonl:3:"},
 		{"unknown field", good + "\n{\"bogus\":1}\n", "logs.jsonl:2:"},
-		{"no messages", "{\"id\":\"x\"}\n", "logs.jsonl:1: episode has no messages"},
+		{"no task", "{\"id\":\"x\"}\n", `logs.jsonl:1: field "task": missing`},
 		{"two values", good + " {}\n", "logs.jsonl:1:"},
 	}
 	for _, c := range cases {

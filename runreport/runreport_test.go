@@ -62,7 +62,7 @@ func tinyRun(t *testing.T, withFidelity bool) string {
 		var b strings.Builder
 		for i := range 2 {
 			ep := dialog.Episode{ID: fmt.Sprintf("mathchat/test/%d/0", i), Task: "mathchat", Split: "test", Agent: agent, User: "human", Seed: uint64(100 + i), Index: i,
-				Oracle: dialog.Oracle{Instruction: fmt.Sprintf("Ann has 3 apples and buys %d more. How many apples?", i+4), Truth: strconv.Itoa(i + 7),
+				Oracle: dialog.Oracle{Task: "mathchat", ID: fmt.Sprintf("mathchat/test/%d", i), Split: "test", Instruction: fmt.Sprintf("Ann has 3 apples and buys %d more. How many apples?", i+4), Truth: strconv.Itoa(i + 7),
 					Facts: []dialog.Fact{{Key: "buy", Text: fmt.Sprintf("She buys %d more.", i+4), Value: strconv.Itoa(i + 4), Cues: []string{"buy"}, Hidden: true}}},
 				Messages: []dialog.Message{
 					{Role: dialog.RoleUser, Content: "Ann has 3 apples and buys some more. How many apples?"},

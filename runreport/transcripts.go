@@ -1,10 +1,9 @@
 package runreport
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -72,28 +71,26 @@ func episodeFile(dir, arm string) string {
 }
 
 // headEpisodes reads the first n episodes of a JSONL file (the whole file
-// of a 500-problem evaluation is not needed).
+// of a 500-problem evaluation is not needed), checked as every reader of
+// episode logs checks them (dialog.EpisodeReader).
 func headEpisodes(path string, n int) ([]dialog.Episode, error) {
-	f, err := os.Open(path)
+	r, err := dialog.OpenEpisodes(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	defer r.Close()
 	var out []dialog.Episode
-	for len(out) < n && sc.Scan() {
-		line := sc.Bytes()
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
+	for len(out) < n {
+		ep, err := r.Next()
+		if err == io.EOF {
+			break
 		}
-		var ep dialog.Episode
-		if err := json.Unmarshal(line, &ep); err != nil {
-			return nil, fmt.Errorf("%s: episode %d: %w", path, len(out)+1, err)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, ep)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // transcriptSets reads the transcripts of every evaluation folder of the

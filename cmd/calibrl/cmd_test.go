@@ -70,7 +70,7 @@ func TestBadInputIsAOneLineError(t *testing.T) {
 		{"zero episodes", []string{"eval", "-n", "0"}, "-n must be positive"},
 		{"bad split", []string{"eval", "--split", "dev", "-n", "1"}, `unknown split "dev"`},
 		{"unwritable output", []string{"collect", "-n", "2", "--out", filepath.Join(dir, "missing", "logs.jsonl")}, "cannot write"},
-		{"malformed logs", []string{"train-sim", "--logs", bad, "--out", filepath.Join(dir, "sim"), "--preset", "tiny"}, bad + ":2:"},
+		{"malformed logs", []string{"train-sim", "--logs", bad, "--out", filepath.Join(dir, "sim"), "--preset", "tiny"}, bad + `:1: field "task": missing`},
 		{"missing checkpoint", []string{"eval", "--agent", "lm:" + filepath.Join(dir, "nope"), "-n", "1"}, "nope"},
 		{"unknown preset", []string{"reproduce", "--preset", "huge", "--out", filepath.Join(dir, "r")}, `unknown preset "huge"`},
 	}
