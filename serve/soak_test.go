@@ -56,7 +56,7 @@ func TestSoakBounds(t *testing.T) {
 		ballast  = 1 << 20
 		msgBytes = 1000 << 10 // under the 1 MiB body bound with its JSON
 		heldMax  = 48 << 20
-		spell    = 300
+		spell    = 160
 	)
 	s, ts := newTestServer(t, func(c *Config, o *Options) {
 		c.MaxTurns = 20
@@ -68,8 +68,8 @@ func TestSoakBounds(t *testing.T) {
 	base := heapInUse()
 	served := 0
 
-	// Environments: 300 spellings, of one task (h1, h01, h001, ...) and of
-	// many (h2 ... h150), each episode deleted at once.
+	// Environments: 160 spellings, of one task (h1, h01, h001, ...) and of
+	// many (h2 ... h81), each episode deleted at once.
 	for i := range spell {
 		name := "mathchat:h" + strings.Repeat("0", i/2) + "1"
 		if i%2 == 1 {
