@@ -232,3 +232,54 @@ func TestEnvironmentCache(t *testing.T) {
 		t.Errorf("%d environments cached, want the bound 2", s.envs.len())
 	}
 }
+
+// TestRecoveryKeepsTheBoundsAccounts: episodes rebuilt from a client's
+// conversation (recovered, caught up, started over) are charged what they
+// hold, and give it back, with their use of the environment, when
+// deleted: the accounts the bounds read do not drift.
+func TestRecoveryKeepsTheBoundsAccounts(t *testing.T) {
+	sa, a := newTestServer(t, func(c *Config, o *Options) { o.Task = task.Lookup })
+	sb, b := newTestServer(t, func(c *Config, o *Options) { o.Task = task.Lookup })
+	c := a.Client()
+	got := playServed(t, c, func(n int) string {
+		if n <= 2 {
+			return a.URL
+		}
+		return b.URL
+	}, "mathchat", "human", "careful", 4, true)
+	end := len(got.hist) - 1
+	for got.hist[end].Role != "assistant" {
+		end--
+	}
+	last := got.hist[:end+1]
+	for _, base := range []string{a.URL, b.URL} { // a catches up, b starts over
+		if st := call(t, c, "POST", base+"/v1/episodes/"+got.id+"/turns", "", TurnRequest{Message: last[len(last)-1].Content, Messages: last}, nil); st != http.StatusOK {
+			t.Fatalf("resend last turn to %s: got status %d", base, st)
+		}
+	}
+	for _, s := range []*Server{sa, sb} {
+		e, ok := s.store.get(got.id)
+		if !ok {
+			t.Fatal("the episode is not held")
+		}
+		e.mu.Lock()
+		holds := messageBytes(e.live.Ep.Messages)
+		e.mu.Unlock()
+		if got := s.bytes.total(); got != holds {
+			t.Errorf("the server counts %d bytes held, the episode holds %d", got, holds)
+		}
+		if st := call(t, c, "DELETE", map[*Server]string{sa: a.URL, sb: b.URL}[s]+"/v1/episodes/"+got.id, "", nil, nil); st != http.StatusNoContent {
+			t.Fatalf("delete: %d", st)
+		}
+		if got := s.bytes.total(); got != 0 {
+			t.Errorf("after the delete the server counts %d bytes held", got)
+		}
+		s.envs.mu.Lock()
+		for k, en := range s.envs.m {
+			if en.refs != 0 {
+				t.Errorf("environment %s: %d uses left after every episode was deleted", k, en.refs)
+			}
+		}
+		s.envs.mu.Unlock()
+	}
+}
