@@ -101,26 +101,15 @@ func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float
 	if m < 0 || n < 0 || k < 0 {
 		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
 	}
-	need := func(name string, s []float32, rows, cols, ld int) {
-		if rows == 0 || cols == 0 {
-			return
-		}
-		if ld < cols {
-			panic(fmt.Sprintf("gemm: ld%s=%d < %d columns", name, ld, cols))
-		}
-		if n := (rows-1)*ld + cols; len(s) < n {
-			panic(fmt.Sprintf("gemm: len(%s)=%d < %d (%d×%d, ld %d)", name, len(s), n, rows, cols, ld))
-		}
-	}
 	if transA {
-		need("a", a, k, m, lda)
+		checkMat("a", a, k, m, lda)
 	} else {
-		need("a", a, m, k, lda)
+		checkMat("a", a, m, k, lda)
 	}
 	if transB {
-		need("b", b, n, k, ldb)
+		checkMat("b", b, n, k, ldb)
 	} else {
-		need("b", b, k, n, ldb)
+		checkMat("b", b, k, n, ldb)
 	}
-	need("c", c, m, n, ldc)
+	checkMat("c", c, m, n, ldc)
 }

@@ -1,0 +1,359 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+)
+
+// The bf16 path: C = alpha·bf16(A)·bf16(B) + beta·C with fp32
+// accumulation, for products whose B is a weight matrix reused by many
+// calls (sampling, the forward pass). B is rounded and packed once into a
+// PackedB; A is rounded per call (its rows are activations). On CPUs with
+// AVX512_BF16 the micro-kernel is VDPBF16PS, which multiplies bf16 pairs
+// into fp32 lanes at twice the fp32 FMA rate and reads half the bytes;
+// elsewhere a Go kernel computes the same bits, slower than Sgemm.
+//
+// Arithmetic, pinned by BgemmNaive: every operand is rounded to bf16 to
+// nearest even (denormals to zero); C(i,j)'s accumulator starts at 0 and,
+// for each k-pair p = (2p, 2p+1) in order, adds A(i,2p+1)·B(2p+1,j) and then
+// A(i,2p)·B(2p,j), each product exact in fp32 and each sum rounded to
+// nearest even, as VDPBF16PS does. k is cut at multiples of bfKC pairs;
+// after each slice C = alpha·acc + C in one fused multiply-add. An odd k
+// is padded with a zero. Results are bitwise identical for any worker
+// count, for the reason Sgemm's are.
+
+// bfKC is the k-slice in pairs: 512 k, Sgemm's kcBlock.
+const bfKC = kcBlock / 2
+
+// ToBF16 rounds f to bfloat16 (the top 16 bits of an fp32) to nearest,
+// ties to even, as VCVTNEPS2BF16 does: denormals become signed zero and a
+// NaN stays a (quiet) NaN.
+func ToBF16(f float32) uint16 {
+	u := math.Float32bits(f)
+	switch {
+	case u&0x7f800000 == 0: // zero or denormal
+		return uint16(u>>16) & 0x8000
+	case u&0x7fffffff > 0x7f800000: // NaN
+		return uint16(u>>16) | 0x40
+	}
+	u += 0x7fff + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// FromBF16 widens a bfloat16 to the fp32 it denotes (exactly).
+func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// roundBF16 is f rounded to bf16 and widened back.
+func roundBF16(f float32) float32 { return FromBF16(ToBF16(f)) }
+
+// ftz flushes an fp32 denormal to a zero of its sign, as VDPBF16PS does
+// with its sums.
+func ftz(f float32) float32 {
+	if u := math.Float32bits(f); u&0x7f800000 == 0 {
+		return math.Float32frombits(u & 0x80000000)
+	}
+	return f
+}
+
+// dpPair is one VDPBF16PS lane: acc + a1·b1 + a0·b0, the odd product
+// first, each sum rounded (the products of bf16 values are exact in fp32).
+func dpPair(acc, a0, a1, b0, b1 float32) float32 {
+	acc = ftz(acc + a1*b1)
+	return ftz(acc + a0*b0)
+}
+
+// fma32 is alpha·acc + c rounded once to fp32, as VFMADD213PS rounds it.
+// The float64 product is exact (24+24 bits); the float64 sum is rounded
+// once more before fp32, which can differ from a single rounding only
+// when alpha is not a power of two (the engine always passes 1).
+func fma32(alpha, acc, c float32) float32 {
+	return float32(math.FMA(float64(alpha), float64(acc), float64(c)))
+}
+
+// BgemmNaive is Bgemm's reference: the same roundings and the same order
+// of sums in three loops over the unpacked matrices. op(B) is B or Bᵀ.
+func BgemmNaive(transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	bv := func(p, j int) float32 {
+		if p >= k {
+			return 0
+		}
+		if transB {
+			return roundBF16(b[j*ldb+p])
+		}
+		return roundBF16(b[p*ldb+j])
+	}
+	kp := (k + 1) / 2
+	for i := 0; i < m; i++ {
+		av := func(p int) float32 {
+			if p >= k {
+				return 0
+			}
+			return roundBF16(a[i*lda+p])
+		}
+		for j := 0; j < n; j++ {
+			cij := &c[i*ldc+j]
+			if beta == 0 {
+				*cij = 0
+			} else if beta != 1 {
+				*cij *= beta
+			}
+			if alpha == 0 {
+				continue
+			}
+			for pc := 0; pc < kp; pc += bfKC {
+				var acc float32
+				for p := pc; p < min(pc+bfKC, kp); p++ {
+					acc = dpPair(acc, av(2*p), av(2*p+1), bv(2*p, j), bv(2*p+1, j))
+				}
+				*cij = fma32(alpha, acc, *cij)
+			}
+		}
+	}
+}
+
+// PackedB is op(B), k×n, rounded to bf16 and laid out for Bgemm's kernel:
+// panels of bfNR columns, panel q holding every k-pair p as bfNR uint32 at
+// data[(q·kp + p)·bfNR + j], each the pair B(2p,j) | B(2p+1,j)<<16, zero
+// past k and n. Pack it once per change of B; reuse it for every product.
+type PackedB struct {
+	k, n, kp int
+	data     []uint32
+}
+
+const bfNR = 32 // the kernel's columns: two 16-lane accumulators
+
+// K and N are op(B)'s dimensions.
+func (pb *PackedB) K() int { return pb.k }
+func (pb *PackedB) N() int { return pb.n }
+
+// Pack rounds op(B) (k×n; B stored row-major with leading dimension ldb,
+// transposed when transB) into pb, reusing its memory.
+func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
+	if k < 0 || n < 0 {
+		panic(fmt.Sprintf("gemm: PackedB.Pack: negative dimension k=%d n=%d", k, n))
+	}
+	rows, cols := k, n
+	if transB {
+		rows, cols = n, k
+	}
+	checkMat("b", b, rows, cols, ldb)
+	kp := (k + 1) / 2
+	size := ceilDiv(n, bfNR) * bfNR * kp
+	if cap(pb.data) < size {
+		pb.data = make([]uint32, size)
+	}
+	pb.k, pb.n, pb.kp, pb.data = k, n, kp, pb.data[:size]
+	clear(pb.data)
+	if k == 0 || n == 0 {
+		return
+	}
+	row := make([]uint16, 2*kp)
+	if transB {
+		// Row j of B is column j of op(B): its bf16 values are already
+		// the pairs, in k order.
+		for j := 0; j < n; j++ {
+			cvtBF16(row[:k], b[j*ldb:j*ldb+k])
+			q, jj := j/bfNR, j%bfNR
+			base := q * kp * bfNR
+			for p := 0; p < kp; p++ {
+				pb.data[base+p*bfNR+jj] = uint32(row[2*p]) | uint32(row[2*p+1])<<16
+			}
+		}
+		return
+	}
+	lo, hi := make([]uint16, n), make([]uint16, n)
+	for p := 0; p < kp; p++ {
+		cvtBF16(lo, b[2*p*ldb:2*p*ldb+n])
+		if 2*p+1 < k {
+			cvtBF16(hi, b[(2*p+1)*ldb:(2*p+1)*ldb+n])
+		} else {
+			clear(hi)
+		}
+		for j := 0; j < n; j++ {
+			pb.data[(j/bfNR*kp+p)*bfNR+j%bfNR] = uint32(lo[j]) | uint32(hi[j])<<16
+		}
+	}
+}
+
+// cvtBF16 sets dst[i] = ToBF16(src[i]).
+func cvtBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	n := 0
+	if hasBF16Asm {
+		n = len(src) &^ 15
+		if n > 0 {
+			cvtBF16AVX512(&dst[0], &src[0], n)
+		}
+	}
+	for i := n; i < len(src); i++ {
+		dst[i] = ToBF16(src[i])
+	}
+}
+
+// bfKernel computes C[8×32] += alpha·A·B over kc pairs: A(i,p) = a[i·rsA+p],
+// B(p,j) = b[p·ldb+j], C(i,j) = c[i·ldc+j], bf16 pairs in uint32.
+type bfKernel func(kc int, a []uint32, rsA int, b []uint32, ldb int, c []float32, ldc int, alpha float32)
+
+const bfMR = 8
+
+// bfKernGo is the portable kernel: VDPBF16PS lane by lane.
+func bfKernGo(kc int, a []uint32, rsA int, b []uint32, ldb int, c []float32, ldc int, alpha float32) {
+	var acc [bfMR][bfNR]float32
+	for p := 0; p < kc; p++ {
+		brow := b[p*ldb : p*ldb+bfNR]
+		for i := 0; i < bfMR; i++ {
+			ap := a[i*rsA+p]
+			a0, a1 := FromBF16(uint16(ap)), FromBF16(uint16(ap>>16))
+			for j, bp := range brow {
+				acc[i][j] = dpPair(acc[i][j], a0, a1, FromBF16(uint16(bp)), FromBF16(uint16(bp>>16)))
+			}
+		}
+	}
+	for i := 0; i < bfMR; i++ {
+		row := c[i*ldc : i*ldc+bfNR]
+		for j := range row {
+			row[j] = fma32(alpha, acc[i][j], row[j])
+		}
+	}
+}
+
+// aPool holds the bf16 copies of A that Bgemm calls make.
+var aPool = sync.Pool{New: func() any { return new([]uint32) }}
+
+// Bgemm sets C = alpha·bf16(A)·op(B) + beta·C, A m×k row-major with
+// leading dimension lda, op(B) packed in pb (k = pb.K(), n = pb.N()).
+// Edge cases are Sgemm's: beta == 0 overwrites C, alpha == 0 or k == 0
+// only scales it.
+func Bgemm(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	bgemmWith(activeBF16, Workers(), m, alpha, a, lda, pb, beta, c, ldc)
+}
+
+func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	k, n := pb.k, pb.n
+	if m < 0 {
+		panic(fmt.Sprintf("gemm: Bgemm: negative m=%d", m))
+	}
+	checkMat("a", a, m, k, lda)
+	checkMat("c", c, m, n, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleC(beta, c, ldc, 0, m, 0, n)
+		return
+	}
+	// A in bf16, rows padded to a multiple of bfMR with zeros so every
+	// kernel call reads whole rows; kp pairs a row.
+	kp := pb.kp
+	rowsA := ceilDiv(m, bfMR) * bfMR
+	bufp := aPool.Get().(*[]uint32)
+	defer aPool.Put(bufp)
+	if cap(*bufp) < rowsA*kp {
+		*bufp = make([]uint32, rowsA*kp)
+	}
+	ap := (*bufp)[:rowsA*kp]
+	ah := unsafe.Slice((*uint16)(unsafe.Pointer(&ap[0])), 2*len(ap))
+	for i := 0; i < m; i++ {
+		cvtBF16(ah[2*i*kp:2*i*kp+k], a[i*lda:i*lda+k])
+		if k%2 == 1 {
+			ah[2*i*kp+k] = 0
+		}
+	}
+	clear(ap[m*kp:])
+
+	r := bfRun{kern: kern, kp: kp, alpha: alpha, beta: beta, a: ap, b: pb.data, c: c, ldc: ldc}
+	if workers > 1 && m*n*k < minParallelWork {
+		workers = 1
+	}
+	if workers <= 1 {
+		r.region(0, m, 0, n)
+		return
+	}
+	// Split as sgemmWith does, into runs of whole tiles along C's longer side.
+	mp, np := ceilDiv(m, bfMR), ceilDiv(n, bfNR)
+	byRows := m >= n && mp >= workers || np < workers
+	panels, step := np, bfNR
+	if byRows {
+		panels, step = mp, bfMR
+	}
+	workers = min(workers, panels)
+	share := func(w int) {
+		lo, hi := w*panels/workers*step, (w+1)*panels/workers*step
+		if byRows {
+			r.region(lo, min(hi, m), 0, n)
+		} else {
+			r.region(0, m, lo, min(hi, n))
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers-1; w++ {
+		wg.Go(func() { share(w) })
+	}
+	share(workers - 1)
+	wg.Wait()
+}
+
+// bfRun is one Bgemm call, shared read-only by its workers.
+type bfRun struct {
+	kern        bfKernel
+	kp          int
+	alpha, beta float32
+	a, b        []uint32
+	c           []float32
+	ldc         int
+}
+
+// region computes rows [i0,i1) × columns [j0,j1) of C; i0 and j0 are tile
+// aligned.
+func (r *bfRun) region(i0, i1, j0, j1 int) {
+	scaleC(r.beta, r.c, r.ldc, i0, i1, j0, j1)
+	var tile [bfMR * bfNR]float32
+	for jc := j0; jc < j1; jc += ncBlock {
+		jcEnd := min(jc+ncBlock, j1)
+		for pc := 0; pc < r.kp; pc += bfKC {
+			kc := min(bfKC, r.kp-pc)
+			for ir := i0; ir < i1; ir += bfMR {
+				mrr := min(bfMR, i1-ir)
+				a := r.a[ir*r.kp+pc:]
+				for jr := jc; jr < jcEnd; jr += bfNR {
+					nrr := min(bfNR, jcEnd-jr)
+					b := r.b[(jr/bfNR*r.kp+pc)*bfNR:]
+					cOff := ir*r.ldc + jr
+					if mrr == bfMR && nrr == bfNR {
+						r.kern(kc, a, r.kp, b, bfNR, r.c[cOff:], r.ldc, r.alpha)
+						continue
+					}
+					// Partial tile: the same kernel on a full-size copy.
+					clear(tile[:])
+					for i := 0; i < mrr; i++ {
+						copy(tile[i*bfNR:i*bfNR+nrr], r.c[cOff+i*r.ldc:])
+					}
+					r.kern(kc, a, r.kp, b, bfNR, tile[:], bfNR, r.alpha)
+					for i := 0; i < mrr; i++ {
+						copy(r.c[cOff+i*r.ldc:cOff+i*r.ldc+nrr], tile[i*bfNR:])
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkMat panics unless s holds a rows×cols matrix with leading
+// dimension ld.
+func checkMat(name string, s []float32, rows, cols, ld int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	if ld < cols {
+		panic(fmt.Sprintf("gemm: ld%s=%d < %d columns", name, ld, cols))
+	}
+	if n := (rows-1)*ld + cols; len(s) < n {
+		panic(fmt.Sprintf("gemm: len(%s)=%d < %d (%d×%d, ld %d)", name, len(s), n, rows, cols, ld))
+	}
+}
+
+// HasBF16 reports whether Bgemm runs on the CPU's bf16 instructions; when
+// false it computes the same bits in Go, more slowly than Sgemm.
+func HasBF16() bool { return hasBF16Asm }

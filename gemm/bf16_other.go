@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package gemm
+
+const hasBF16Asm = false
+
+var activeBF16 bfKernel = bfKernGo
+
+func cvtBF16AVX512(dst *uint16, src *float32, n int) { panic("gemm: no AVX512_BF16 kernel") }

@@ -1,0 +1,200 @@
+package gemm
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestToBF16(t *testing.T) {
+	cases := []struct {
+		in   float32
+		want uint16
+	}{
+		{1, 0x3f80},
+		{-2, 0xc000},
+		{math.Float32frombits(0x3f808000), 0x3f80}, // tie, even stays
+		{math.Float32frombits(0x3f818000), 0x3f82}, // tie, odd rounds up
+		{math.Float32frombits(0x3f808001), 0x3f81}, // above the tie
+		{math.Float32frombits(0x00400000), 0x0000}, // denormal to zero
+		{math.Float32frombits(0x80000001), 0x8000}, // keeps its sign
+		{float32(math.Inf(-1)), 0xff80},
+		{math.Float32frombits(0x7f7fffff), 0x7f80}, // max float rounds to +Inf
+		{math.Float32frombits(0x7f800001), 0x7fc0}, // signalling NaN quietened
+	}
+	for _, c := range cases {
+		if got := ToBF16(c.in); got != c.want {
+			t.Errorf("ToBF16(%#08x) = %#04x, want %#04x", math.Float32bits(c.in), got, c.want)
+		}
+	}
+}
+
+// TestCvtBF16MatchesGo: the VCVTNEPS2BF16 loop gives ToBF16's bits on
+// random bit patterns (NaN, denormals and infinities among them).
+func TestCvtBF16MatchesGo(t *testing.T) {
+	if !hasBF16Asm {
+		t.Skip("no AVX512_BF16")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, 4099)
+	for i := range src {
+		src[i] = math.Float32frombits(r.Uint32())
+	}
+	src[0], src[1] = math.Float32frombits(0x3f808000), math.Float32frombits(0x00000001)
+	got := make([]uint16, len(src))
+	cvtBF16(got, src)
+	for i, f := range src {
+		if want := ToBF16(f); got[i] != want {
+			t.Fatalf("cvt(%#08x) = %#04x, ToBF16 %#04x", math.Float32bits(f), got[i], want)
+		}
+	}
+}
+
+type bfCase struct {
+	transB      bool
+	m, n, k     int
+	alpha, beta float32
+}
+
+// bfShapes cover partial tiles on both sides, odd k, k cut into several
+// slices (k > 2·bfKC pairs), and the engine's own shapes at small m.
+var bfShapes = []bfCase{
+	{false, 1, 1, 1, 1, 0}, {false, 8, 32, 2, 1, 0}, {true, 9, 33, 3, 1, 1},
+	{false, 17, 70, 129, 1, 1}, {true, 5, 100, 1100, 0.5, 2}, {false, 24, 64, 513, 1, 0},
+	{false, 64, 384, 128, 1, 1}, {true, 13, 768, 128, 1, 0}, {false, 40, 128, 512, 1, 1},
+	{false, 3, 7, 0, 1, 2}, {false, 6, 40, 20, 0, 0.5},
+}
+
+func (c bfCase) operands(r *rand.Rand) (a, b, cm []float32, ldb int) {
+	a = randMat(r, c.m*c.k+1)
+	ldb = c.n
+	if c.transB {
+		ldb = c.k
+	}
+	b = randMat(r, c.k*c.n+1)
+	cm = randMat(r, c.m*c.n)
+	return
+}
+
+// TestBgemmMatchesNaive: every kernel, at every worker count, gives the
+// naive twin's bits, so the assembly rounds and sums exactly as documented.
+func TestBgemmMatchesNaive(t *testing.T) {
+	kerns := map[string]bfKernel{"go": bfKernGo}
+	if hasBF16Asm {
+		kerns["asm"] = activeBF16
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, c := range bfShapes {
+		a, b, c0, ldb := c.operands(r)
+		want := append([]float32(nil), c0...)
+		BgemmNaive(c.transB, c.m, c.n, c.k, c.alpha, a, c.k, b, ldb, c.beta, want, c.n)
+		var pb PackedB
+		pb.Pack(c.transB, c.k, c.n, b, ldb)
+		for name, kern := range kerns {
+			for _, w := range []int{1, 2, 3} {
+				got := append([]float32(nil), c0...)
+				bgemmWith(kern, w, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%+v %s workers %d: c[%d] = %v, naive %v", c, name, w, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBgemmGolden bounds Bgemm's distance from the exact product (float64
+// sums of the unrounded fp32 operands), element by element, by
+//
+//	(2u + u² + (K+2)·2⁻²⁴)·Σ_p |a_p·b_p| + 2⁻²⁴·|c|,   u = 2⁻⁸,
+//
+// where u is bf16's unit roundoff (8 significant bits, round to nearest):
+// rounding a and b gives each product a relative error of at most
+// 2u + u²; the K fp32 sums of the accumulator (two per pair) and the final
+// fused add each add at most 2⁻²⁴ of the running magnitude, which is at
+// most Σ|a_p·b_p|(1 + 2u + u²). This is a worst case; the observed error
+// is also checked to be well inside it and far above fp32's, so the test
+// sees that bf16 rounding really happens.
+func TestBgemmGolden(t *testing.T) {
+	const u = 1.0 / 256
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []bfCase{{false, 16, 96, 128, 1, 0}, {true, 9, 64, 512, 1, 1}, {false, 12, 40, 1031, 1, 1}} {
+		a, b, c0, ldb := c.operands(r)
+		var pb PackedB
+		pb.Pack(c.transB, c.k, c.n, b, ldb)
+		got := append([]float32(nil), c0...)
+		Bgemm(c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+		var worst, sumRel float64
+		for i := 0; i < c.m; i++ {
+			for j := 0; j < c.n; j++ {
+				var exact, mag float64
+				for p := 0; p < c.k; p++ {
+					bv := b[j*ldb+p]
+					if !c.transB {
+						bv = b[p*ldb+j]
+					}
+					prod := float64(a[i*c.k+p]) * float64(bv)
+					exact += prod
+					mag += math.Abs(prod)
+				}
+				cv := float64(c.beta) * float64(c0[i*c.n+j])
+				exact += cv
+				bound := (2*u+u*u+float64(c.k+2)*0x1p-24)*mag + 0x1p-24*math.Abs(cv)
+				e := math.Abs(float64(got[i*c.n+j]) - exact)
+				if e > bound {
+					t.Fatalf("%+v: c[%d,%d] = %v, exact %v: error %.3g > bound %.3g", c, i, j, got[i*c.n+j], exact, e, bound)
+				}
+				worst = max(worst, e/bound)
+				sumRel += e / mag
+			}
+		}
+		mean := sumRel / float64(c.m*c.n)
+		// Random rounding errors add like a random walk: the mean error
+		// relative to Σ|ab| is about u/√K, orders of magnitude above
+		// fp32's 2⁻²⁴ and below the worst case.
+		if mean < 0x1p-20 || worst > 0.5 {
+			t.Errorf("%+v: mean relative error %.3g (want > 2⁻²⁰: bf16 rounding), worst %.2f of the bound (want ≤ 0.5)", c, mean, worst)
+		}
+	}
+}
+
+// TestBgemmDeterministic: the same call twice gives the same bits.
+func TestBgemmDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	c := bfCase{false, 50, 200, 300, 1, 1}
+	a, b, c0, ldb := c.operands(r)
+	var pb PackedB
+	pb.Pack(false, c.k, c.n, b, ldb)
+	x, y := append([]float32(nil), c0...), append([]float32(nil), c0...)
+	Bgemm(c.m, 1, a, c.k, &pb, 1, x, c.n)
+	Bgemm(c.m, 1, a, c.k, &pb, 1, y, c.n)
+	for i := range x {
+		if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+			t.Fatalf("c[%d]: %v then %v", i, x[i], y[i])
+		}
+	}
+}
+
+func BenchmarkBgemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, s := range [][3]int{{64, 384, 128}, {1024, 512, 128}, {1024, 128, 512}, {512, 512, 512}} {
+		m, n, k := s[0], s[1], s[2]
+		a, w, c := randMat(r, m*k), randMat(r, k*n), make([]float32, m*n)
+		var pb PackedB
+		pb.Pack(false, k, n, w, n)
+		b.Run(fmt.Sprintf("bf16/%dx%dx%d", m, n, k), func(b *testing.B) {
+			for b.Loop() {
+				Bgemm(m, 1, a, k, &pb, 0, c, n)
+			}
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+		b.Run(fmt.Sprintf("fp32/%dx%dx%d", m, n, k), func(b *testing.B) {
+			for b.Loop() {
+				Sgemm(false, false, m, n, k, 1, a, k, w, n, 0, c, n)
+			}
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
