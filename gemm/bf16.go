@@ -122,7 +122,11 @@ type PackedB struct {
 	data     []uint32
 }
 
-const bfNR = 32 // the kernel's columns: two 16-lane accumulators
+const (
+	bfNR  = 32 // the kernels' columns: two 16-lane accumulators, two AMX tiles
+	bfKP  = 16 // pairs are padded to a multiple of this: one AMX tile's depth
+	amxMR = 32 // the AMX kernel's rows: two tiles
+)
 
 // K and N are op(B)'s dimensions.
 func (pb *PackedB) K() int { return pb.k }
@@ -139,7 +143,7 @@ func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 		rows, cols = n, k
 	}
 	checkMat("b", b, rows, cols, ldb)
-	kp := (k + 1) / 2
+	kp := ceilDiv(k, 2*bfKP) * bfKP
 	size := ceilDiv(n, bfNR) * bfNR * kp
 	if cap(pb.data) < size {
 		pb.data = make([]uint32, size)
@@ -164,7 +168,7 @@ func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 		return
 	}
 	lo, hi := make([]uint16, n), make([]uint16, n)
-	for p := 0; p < kp; p++ {
+	for p := 0; 2*p < k; p++ {
 		cvtBF16(lo, b[2*p*ldb:2*p*ldb+n])
 		if 2*p+1 < k {
 			cvtBF16(hi, b[(2*p+1)*ldb:(2*p+1)*ldb+n])
@@ -227,9 +231,14 @@ var aPool = sync.Pool{New: func() any { return new([]uint32) }}
 // Edge cases are Sgemm's: beta == 0 overwrites C, alpha == 0 or k == 0
 // only scales it.
 func Bgemm(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
-	bgemmWith(activeBF16, Workers(), m, alpha, a, lda, pb, beta, c, ldc)
+	kern := activeBF16
+	if hasAMX {
+		kern = nil
+	}
+	bgemmWith(kern, Workers(), m, alpha, a, lda, pb, beta, c, ldc)
 }
 
+// bgemmWith runs Bgemm on kern, or on AMX tiles when kern is nil.
 func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
 	k, n := pb.k, pb.n
 	if m < 0 {
@@ -247,7 +256,11 @@ func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda in
 	// A in bf16, rows padded to a multiple of bfMR with zeros so every
 	// kernel call reads whole rows; kp pairs a row.
 	kp := pb.kp
-	rowsA := ceilDiv(m, bfMR) * bfMR
+	mr := bfMR
+	if kern == nil {
+		mr = amxMR
+	}
+	rowsA := ceilDiv(m, mr) * mr
 	bufp := aPool.Get().(*[]uint32)
 	defer aPool.Put(bufp)
 	if cap(*bufp) < rowsA*kp {
@@ -272,11 +285,11 @@ func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda in
 		return
 	}
 	// Split as sgemmWith does, into runs of whole tiles along C's longer side.
-	mp, np := ceilDiv(m, bfMR), ceilDiv(n, bfNR)
+	mp, np := ceilDiv(m, mr), ceilDiv(n, bfNR)
 	byRows := m >= n && mp >= workers || np < workers
 	panels, step := np, bfNR
 	if byRows {
-		panels, step = mp, bfMR
+		panels, step = mp, mr
 	}
 	workers = min(workers, panels)
 	share := func(w int) {
@@ -309,6 +322,10 @@ type bfRun struct {
 // aligned.
 func (r *bfRun) region(i0, i1, j0, j1 int) {
 	scaleC(r.beta, r.c, r.ldc, i0, i1, j0, j1)
+	if r.kern == nil {
+		r.amxRegion(i0, i1, j0, j1)
+		return
+	}
 	var tile [bfMR * bfNR]float32
 	for jc := j0; jc < j1; jc += ncBlock {
 		jcEnd := min(jc+ncBlock, j1)
@@ -336,6 +353,30 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// outPool holds the AMX kernel's fp32 results before they are added to C.
+var outPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// amxRegion is region on AMX tiles: the whole k in one accumulation per
+// 32×32 block, written to a scratch block row, then C = alpha·acc + C with
+// Axpy (one fused multiply-add an element, as the other kernels' epilogue).
+func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
+	np := ceilDiv(j1-j0, bfNR)
+	ldo := np * bfNR
+	bufp := outPool.Get().(*[]float32)
+	defer outPool.Put(bufp)
+	if cap(*bufp) < amxMR*ldo {
+		*bufp = make([]float32, amxMR*ldo)
+	}
+	out := (*bufp)[:amxMR*ldo]
+	w := j1 - j0
+	for ir := i0; ir < i1; ir += amxMR {
+		amxRows(r.kp, r.a[ir*r.kp:], r.b[j0/bfNR*r.kp*bfNR:], np, out, ldo)
+		for i := 0; i < min(amxMR, i1-ir); i++ {
+			Axpy(r.alpha, out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1])
 		}
 	}
 }

@@ -84,6 +84,7 @@ func TestBgemmMatchesNaive(t *testing.T) {
 	if hasBF16Asm {
 		kerns["asm"] = activeBF16
 	}
+
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, c := range bfShapes {
 		a, b, c0, ldb := c.operands(r)
@@ -118,14 +119,35 @@ func TestBgemmMatchesNaive(t *testing.T) {
 // is also checked to be well inside it and far above fp32's, so the test
 // sees that bf16 rounding really happens.
 func TestBgemmGolden(t *testing.T) {
-	const u = 1.0 / 256
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, c := range []bfCase{{false, 16, 96, 128, 1, 0}, {true, 9, 64, 512, 1, 1}, {false, 12, 40, 1031, 1, 1}} {
 		a, b, c0, ldb := c.operands(r)
 		var pb PackedB
 		pb.Pack(c.transB, c.k, c.n, b, ldb)
-		got := append([]float32(nil), c0...)
-		Bgemm(c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+		for name, kern := range bfEngines() {
+			got := append([]float32(nil), c0...)
+			bgemmWith(kern, 2, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+			checkGolden(t, name, c, a, b, ldb, c0, got)
+		}
+	}
+}
+
+// bfEngines are the bf16 engines this CPU runs: nil stands for AMX.
+func bfEngines() map[string]bfKernel {
+	e := map[string]bfKernel{"go": bfKernGo}
+	if hasBF16Asm {
+		e["avx512bf16"] = bfKernAsm
+	}
+	if hasAMX {
+		e["amx"] = nil
+	}
+	return e
+}
+
+func checkGolden(t *testing.T, name string, c bfCase, a, b []float32, ldb int, c0, got []float32) {
+	t.Helper()
+	const u = 1.0 / 256
+	{
 		var worst, sumRel float64
 		for i := 0; i < c.m; i++ {
 			for j := 0; j < c.n; j++ {
@@ -144,7 +166,7 @@ func TestBgemmGolden(t *testing.T) {
 				bound := (2*u+u*u+float64(c.k+2)*0x1p-24)*mag + 0x1p-24*math.Abs(cv)
 				e := math.Abs(float64(got[i*c.n+j]) - exact)
 				if e > bound {
-					t.Fatalf("%+v: c[%d,%d] = %v, exact %v: error %.3g > bound %.3g", c, i, j, got[i*c.n+j], exact, e, bound)
+					t.Fatalf("%s %+v: c[%d,%d] = %v, exact %v: error %.3g > bound %.3g", name, c, i, j, got[i*c.n+j], exact, e, bound)
 				}
 				worst = max(worst, e/bound)
 				sumRel += e / mag
@@ -155,7 +177,34 @@ func TestBgemmGolden(t *testing.T) {
 		// relative to Σ|ab| is about u/√K, orders of magnitude above
 		// fp32's 2⁻²⁴ and below the worst case.
 		if mean < 0x1p-20 || worst > 0.5 {
-			t.Errorf("%+v: mean relative error %.3g (want > 2⁻²⁰: bf16 rounding), worst %.2f of the bound (want ≤ 0.5)", c, mean, worst)
+			t.Errorf("%s %+v: mean relative error %.3g (want > 2⁻²⁰: bf16 rounding), worst %.2f of the bound (want ≤ 0.5)", name, c, mean, worst)
+		}
+	}
+}
+
+// TestBgemmAMXWorkers: AMX's tiles sum each pair in an order of their
+// own (measured: not VDPBF16PS's, so BgemmNaive does not pin their bits;
+// TestBgemmGolden bounds them), but the same on every call: the bits do
+// not depend on the worker count, as the engine promises.
+func TestBgemmAMXWorkers(t *testing.T) {
+	if !hasAMX {
+		t.Skip("no AMX")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, c := range bfShapes {
+		a, b, c0, ldb := c.operands(r)
+		var pb PackedB
+		pb.Pack(c.transB, c.k, c.n, b, ldb)
+		want := append([]float32(nil), c0...)
+		bgemmWith(nil, 1, c.m, c.alpha, a, c.k, &pb, c.beta, want, c.n)
+		for _, w := range []int{2, 3} {
+			got := append([]float32(nil), c0...)
+			bgemmWith(nil, w, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v workers %d: c[%d] = %v, one worker %v", c, w, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }
