@@ -395,6 +395,19 @@ func checkMat(name string, s []float32, rows, cols, ld int) {
 	}
 }
 
-// HasBF16 reports whether Bgemm runs on the CPU's bf16 instructions; when
-// false it computes the same bits in Go, more slowly than Sgemm.
-func HasBF16() bool { return hasBF16Asm }
+// HasBF16 reports whether Bgemm runs on the CPU's bf16 instructions (AMX
+// tiles or AVX512_BF16); when false it computes VDPBF16PS's bits in Go,
+// more slowly than Sgemm.
+func HasBF16() bool { return hasAMX || hasBF16Asm }
+
+// BF16KernelName says what Bgemm runs on: "amx-bf16", "avx512bf16-8x32"
+// or "go-bf16".
+func BF16KernelName() string {
+	switch {
+	case hasAMX:
+		return "amx-bf16"
+	case hasBF16Asm:
+		return "avx512bf16-8x32"
+	}
+	return "go-bf16"
+}

@@ -78,6 +78,18 @@ func layernormBackward(workers int, dx, dw, db, dout, x, w, mean, rstd []float32
 // residual are written first and the product accumulated onto them, so
 // out is swept once before the multiply instead of being cleared.
 func matmulForward(workers int, out, x, w, b, resid []float32, N, IC, OC int) {
+	matmulInit(workers, out, b, resid, N, OC)
+	gemm.Sgemm(false, false, N, OC, IC, 1, x, IC, w, OC, 1, out, OC)
+}
+
+// matmulForwardBF16 is matmulForward with x and w in bf16 (w packed).
+func matmulForwardBF16(workers int, out, x []float32, w *gemm.PackedB, b, resid []float32, N, IC, OC int) {
+	matmulInit(workers, out, b, resid, N, OC)
+	gemm.Bgemm(N, 1, x, IC, w, 1, out, OC)
+}
+
+// matmulInit sets out[N,OC] to resid + b, either of them, or zero.
+func matmulInit(workers int, out, b, resid []float32, N, OC int) {
 	parallelFor(workersFor(workers, N*OC), N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			o := out[i*OC : (i+1)*OC]
@@ -96,7 +108,6 @@ func matmulForward(workers int, out, x, w, b, resid []float32, N, IC, OC int) {
 			}
 		}
 	})
-	gemm.Sgemm(false, false, N, OC, IC, 1, x, IC, w, OC, 1, out, OC)
 }
 
 // matmulBackward: dx[N,IC] = dout·wᵀ (overwritten, or added when

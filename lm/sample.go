@@ -180,6 +180,11 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 		stepRows += S * maxForced // a step may carry forced rows
 	}
 	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
+	st.bf16 = nil
+	if SamplePrecision() == BF16 {
+		st.packed.pack(m)
+		st.bf16 = &st.packed
+	}
 	stop := make(map[int]bool, len(sc.Stop))
 	for _, t := range sc.Stop {
 		stop[t] = true
@@ -490,6 +495,9 @@ type decodeState struct {
 	order      []int     // [V] top-p scratch
 	probs      []float32 // [V] sampling scratch
 	free       []*kvSlot // released cache slots
+	// bf16 is &packed while this Sample call runs in bf16, else nil.
+	bf16   *packedWeights
+	packed packedWeights
 }
 
 // decoder returns the model's sampler state with step buffers for R rows,
@@ -568,7 +576,14 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 	for l := 0; l < cfg.Layers; l++ {
 		lp := p.Layer(l)
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
-		matmulForward(W, d.qkv, d.ln, lp.QKVW, lp.QKVB, nil, R, C, 3*C)
+		mm := func(out, x, w []float32, pw []gemm.PackedB, b, resid []float32, IC, OC int) {
+			if d.bf16 != nil {
+				matmulForwardBF16(W, out, x, &pw[l], b, resid, R, IC, OC)
+			} else {
+				matmulForward(W, out, x, w, b, resid, R, IC, OC)
+			}
+		}
+		mm(d.qkv, d.ln, lp.QKVW, d.bf16.qkvs(), lp.QKVB, nil, C, 3*C)
 		for i, r := range rows {
 			kc, vc := slots[r.seq].k[l], slots[r.seq].v[l]
 			for h := 0; h < NH; h++ {
@@ -589,11 +604,11 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 			}
 		})
-		matmulForward(W, x, d.att, lp.AttProjW, lp.AttProjB, x, R, C, C)
+		mm(x, d.att, lp.AttProjW, d.bf16.attProjs(), lp.AttProjB, x, C, C)
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN2W, lp.LN2B, R, C)
-		matmulForward(W, d.h, d.ln, lp.FCW, lp.FCB, nil, R, C, H)
+		mm(d.h, d.ln, lp.FCW, d.bf16.fcs(), lp.FCB, nil, C, H)
 		geluForward(W, d.h, d.hTanh, d.h, R*H)
-		matmulForward(W, x, d.h, lp.FCProjW, lp.FCProjB, x, R, H, C)
+		mm(x, d.h, lp.FCProjW, d.bf16.fcProjs(), lp.FCProjB, x, H, C)
 	}
 	// Final norm and logits only for the rows that sample.
 	K := len(heads)
@@ -604,6 +619,10 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 		copy(d.att[k*C:(k+1)*C], x[i*C:(i+1)*C])
 	}
 	layernormForward(W, d.ln, d.mean, d.rstd, d.att, p.LNFW, p.LNFB, K, C)
-	gemm.Sgemm(false, true, K, V, C, 1, d.ln, C, p.LMHead, C, 0, d.logits, V)
+	if d.bf16 != nil {
+		gemm.Bgemm(K, 1, d.ln, C, &d.bf16.lmHead, 0, d.logits, V)
+	} else {
+		gemm.Sgemm(false, true, K, V, C, 1, d.ln, C, p.LMHead, C, 0, d.logits, V)
+	}
 	return d.logits[:K*V]
 }
