@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/calibrl/calibrl/gemm"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/train"
 )
@@ -21,6 +23,8 @@ type benchReport struct {
 	// RL is the interactive GRPO iteration on model A (absent with --rl=false
 	// or without A), its fractions against A's training tokens/s above.
 	RL *train.RLBenchResult `json:"rl_iteration,omitempty"`
+	// Precision is fp32 against bf16 in the same run (--ab).
+	Precision []lm.PrecisionRow `json:"precision,omitempty"`
 }
 
 func newBenchCmd() *cobra.Command {
@@ -30,6 +34,7 @@ func newBenchCmd() *cobra.Command {
 		gemmSize int
 		shapes   bool
 		rl       bool
+		ab       bool
 		bc       = lm.DefaultBenchConfig()
 		rc       = train.DefaultRLBenchConfig()
 	)
@@ -101,10 +106,20 @@ fraction of A's training tokens/s from the same run; the median of
 			if gemmSize > 0 {
 				rep.GemmGFLOPS = lm.BenchGemm(gemmSize, bc.Steps)
 			}
+			if ab && len(run) > 0 {
+				rows, err := benchPrecision(cmd.Context(), run[0], bc, rc, rl, gemmSize)
+				if err != nil {
+					return err
+				}
+				rep.Precision = rows
+			}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
 			}
 			if err := printBench(cmd.OutOrStdout(), rep, bc, gemmSize); err != nil {
+				return err
+			}
+			if err := printPrecision(cmd.OutOrStdout(), rep.Precision, bc.Steps); err != nil {
 				return err
 			}
 			if shapes {
@@ -125,6 +140,7 @@ fraction of A's training tokens/s from the same run; the median of
 	f.IntVar(&gemmSize, "gemm-size", 2048, "square GEMM size to time (0 skips)")
 	f.BoolVar(&shapes, "shapes", false, "also time GEMM at the first model's own shapes (table only)")
 	f.BoolVar(&rl, "rl", true, "also time an interactive GRPO iteration on model A")
+	f.BoolVar(&ab, "ab", true, "also time fp32 against bf16 side by side on the first model (GEMM, sampling, GRPO iteration)")
 	f.IntVar(&rc.Steps, "rl-steps", rc.Steps, "timed GRPO iterations")
 	f.IntVar(&rc.Instances, "rl-instances", rc.Instances, "instances per GRPO iteration")
 	f.IntVar(&rc.Group, "rl-group", rc.Group, "conversations per instance (G)")
@@ -171,6 +187,55 @@ func printShapes(w io.Writer, shapes []lm.GemmShape) error {
 	for _, s := range shapes {
 		op := map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{s.TransA, s.TransB}]
 		fmt.Fprintf(tw, "%s\t%d×%d×%d\t%s\t%.1f\t\n", s.Name, s.M, s.N, s.K, op, s.GFLOPS)
+	}
+	return tw.Flush()
+}
+
+// benchPrecision times fp32 against bf16, alternating within each of
+// bc.Steps rounds: GEMM and sampling on nc (lm.BenchPrecision; GEMM rows
+// at the training batch and at the GRPO step's sampling batch), then,
+// with rl, one GRPO iteration of rc's shape at each precision per round.
+func benchPrecision(ctx context.Context, nc lm.NamedConfig, bc lm.BenchConfig, rc train.RLBenchConfig, rl bool, gemmSize int) ([]lm.PrecisionRow, error) {
+	rows, err := lm.BenchPrecision(nc.Config, bc.Batch*bc.SeqLen, rc.Instances*rc.Group, bc.PromptLen, bc.NewTokens, gemmSize, bc.Steps)
+	if err != nil || !rl {
+		return rows, err
+	}
+	defer lm.SetPrecision(lm.SetPrecision(lm.FP32))
+	one := rc
+	one.Steps = 1
+	var f32, b16 []float64
+	for range bc.Steps {
+		for _, p := range []lm.Precision{lm.FP32, lm.BF16} {
+			lm.SetPrecision(p)
+			r, err := train.BenchRL(ctx, nc, one)
+			if err != nil {
+				return nil, err
+			}
+			if p == lm.FP32 {
+				f32 = append(f32, r.IterationS)
+			} else {
+				b16 = append(b16, r.IterationS)
+			}
+		}
+	}
+	slices.Sort(f32)
+	slices.Sort(b16)
+	return append(rows, lm.PrecisionRow{Name: "GRPO iteration", Unit: "s", FP32: f32[len(f32)/2], BF16: b16[len(b16)/2]}), nil
+}
+
+func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nfp32 against bf16 (%s), alternating, median of %d rounds\n", gemm.BF16KernelName(), steps)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "figure\tunit\tfp32\tbf16\tbf16/fp32\t\n")
+	for _, r := range rows {
+		ratio := r.BF16 / r.FP32
+		if r.Unit == "s" {
+			ratio = r.FP32 / r.BF16 // a speed-up, as for the rates
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f×\t\n", r.Name, r.Unit, r.FP32, r.BF16, ratio)
 	}
 	return tw.Flush()
 }

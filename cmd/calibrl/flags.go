@@ -8,6 +8,7 @@ import (
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/lm"
 )
 
 // Override flags default to a value that means "the preset's" (0, or -1
@@ -61,4 +62,28 @@ func setTemperature(a dialog.Agent, v float64) {
 	if la, ok := a.(*chatlm.Agent); ok && v >= 0 {
 		la.Gen.Temperature = v
 	}
+}
+
+// defaultPrecision is --precision's default. See lm.Precision.
+const defaultPrecision = "fp32"
+
+// withPrecision gives a command that samples --precision fp32|bf16
+// (lm.SetPrecision, applied before the command runs).
+func withPrecision(cmd *cobra.Command) *cobra.Command {
+	var s string
+	cmd.Flags().StringVar(&s, "precision", defaultPrecision,
+		"arithmetic of the sampler's matrix products: fp32, or bf16 (AMX-BF16 or AVX512_BF16; fp32 where the CPU has neither)")
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, args []string) error {
+		p, err := lm.ParsePrecision(s)
+		if err != nil {
+			return fmt.Errorf("--precision: %w", err)
+		}
+		lm.SetPrecision(p)
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
+	return cmd
 }
