@@ -112,13 +112,18 @@ func matmulInit(workers int, out, b, resid []float32, N, OC int) {
 
 // matmulBackward: dx[N,IC] = dout·wᵀ (overwritten, or added when
 // accumulateDx), dw[IC,OC] += xᵀ·dout, db[OC] += Σ_rows dout. db may be nil.
-// scratch needs reduceChunks·OC floats.
-func matmulBackward(workers int, dx, dw, db, dout, x, w []float32, N, IC, OC int, accumulateDx bool, scratch []float32) {
+// scratch needs reduceChunks·OC floats. wT, when not nil, is w packed
+// transposed in bf16: dx is then computed in bf16 (dw stays fp32).
+func matmulBackward(workers int, dx, dw, db, dout, x, w []float32, wT *gemm.PackedB, N, IC, OC int, accumulateDx bool, scratch []float32) {
 	beta := float32(0)
 	if accumulateDx {
 		beta = 1
 	}
-	gemm.Sgemm(false, true, N, IC, OC, 1, dout, OC, w, OC, beta, dx, IC)
+	if wT != nil {
+		gemm.Bgemm(N, 1, dout, OC, wT, beta, dx, IC)
+	} else {
+		gemm.Sgemm(false, true, N, IC, OC, 1, dout, OC, w, OC, beta, dx, IC)
+	}
 	gemm.Sgemm(true, false, IC, OC, N, 1, x, IC, dout, OC, 1, dw, OC)
 	if db != nil {
 		columnSum(workers, db, dout, N, OC, scratch)

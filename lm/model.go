@@ -33,6 +33,12 @@ type Model struct {
 	pending bool  // Forward ran and Backward has not consumed its activations
 
 	dec *decodeState // Sample's KV cache, kept between calls
+
+	// bf16 is &packed while the last Forward ran in bf16, else nil; it
+	// stays valid for the Backward that follows (weights do not change
+	// in between).
+	bf16   *packedWeights
+	packed packedWeights
 }
 
 // New builds a model with GPT-2's initialisation: weights and wte
@@ -166,18 +172,25 @@ func (m *Model) forwardHidden() {
 	N, H, W := B*T, cfg.Hidden(), m.workers()
 	m.nw = W
 	a.ensure(cfg, B, T, W)
+	m.bf16 = nil
+	pw := &unpacked
+	if ActivePrecision() == BF16 {
+		m.packed.pack(m)
+		m.bf16, pw = &m.packed, &m.packed
+	}
+	bf := m.bf16 != nil
 	encoderForward(a.encoded, m.tokens, m.pos, p.WTE, p.WPE, N, C)
 	x := a.encoded
 	for l := 0; l < cfg.Layers; l++ {
 		lp, la := p.Layer(l), &a.layers[l]
 		layernormForward(W, la.ln1, la.ln1Mean, la.ln1Rstd, x, lp.LN1W, lp.LN1B, N, C)
-		matmulForward(W, la.qkv, la.ln1, lp.QKVW, lp.QKVB, nil, N, C, 3*C)
+		layerMM(W, bf, la.qkv, la.ln1, lp.QKVW, pw.qkv, l, lp.QKVB, nil, N, C, 3*C)
 		attentionForward(W, la.atty, la.att, la.qkv, B, T, C, NH)
-		matmulForward(W, la.res2, la.atty, lp.AttProjW, lp.AttProjB, x, N, C, C)
+		layerMM(W, bf, la.res2, la.atty, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, N, C, C)
 		layernormForward(W, la.ln2, la.ln2Mean, la.ln2Rstd, la.res2, lp.LN2W, lp.LN2B, N, C)
-		matmulForward(W, la.fch, la.ln2, lp.FCW, lp.FCB, nil, N, C, H)
+		layerMM(W, bf, la.fch, la.ln2, lp.FCW, pw.fc, l, lp.FCB, nil, N, C, H)
 		geluForward(W, la.fchGelu, la.fchTanh, la.fch, N*H)
-		matmulForward(W, la.res3, la.fchGelu, lp.FCProjW, lp.FCProjB, la.res2, N, H, C)
+		layerMM(W, bf, la.res3, la.fchGelu, lp.FCProjW, pw.fcProj, l, lp.FCProjB, la.res2, N, H, C)
 		x = la.res3
 	}
 	layernormForward(W, a.lnf, a.lnfMean, a.lnfRstd, x, p.LNFW, p.LNFB, N, C)
@@ -188,8 +201,8 @@ func (m *Model) forwardHidden() {
 // one pass for the max, one for Σexp that also leaves the probabilities.
 func (m *Model) forwardHead() {
 	cfg, a := m.Config, &m.acts
-	N, C, V := m.nb*m.nt, cfg.Dim, cfg.VocabSize
-	gemm.Sgemm(false, true, N, V, C, 1, a.lnf, C, m.Params.LMHead, C, 0, a.probs, V)
+	N, V := m.nb*m.nt, cfg.VocabSize
+	m.headLogits(a.probs, N)
 	parallelFor(m.nw, N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			y := m.targets[i]
@@ -205,6 +218,16 @@ func (m *Model) forwardHead() {
 			a.logp[i] = ly - logf(sum)
 		}
 	})
+}
+
+// headLogits sets out [N,V] = lnf·LMHeadᵀ, in the last Forward's precision.
+func (m *Model) headLogits(out []float32, N int) {
+	C, V := m.Config.Dim, m.Config.VocabSize
+	if m.bf16 != nil {
+		gemm.Bgemm(N, 1, m.acts.lnf, C, &m.bf16.lmHead, 0, out, V)
+		return
+	}
+	gemm.Sgemm(false, true, N, V, C, 1, m.acts.lnf, C, m.Params.LMHead, C, 0, out, V)
 }
 
 // Backward accumulates into m.Grads the gradient of Σ dlogp[b,t]·logp[b,t]
@@ -238,8 +261,25 @@ func (m *Model) Backward(dlogp []float32) error {
 		}
 	})
 	dres, dtmp := a.dres, a.dtmp
+	// In bf16 the input gradients dx = dy·Wᵀ run on the weights packed
+	// transposed; the weight gradients stay fp32.
+	pw := &unpacked
+	if m.bf16 != nil {
+		m.bf16.packT(m)
+		pw = m.bf16
+	}
+	wT := func(ps []gemm.PackedB, l int) *gemm.PackedB {
+		if m.bf16 == nil {
+			return nil
+		}
+		return &ps[l]
+	}
 	// dlnf = dlogits·LMHead; dLMHead += dlogitsᵀ·lnf
-	gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
+	if m.bf16 != nil {
+		gemm.Bgemm(N, 1, dlogits, V, &pw.lmHeadT, 0, dtmp, C)
+	} else {
+		gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
+	}
 	gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
 	clear(dres[:N*C])
 	layernormBackward(W, dres, g.LNFW, g.LNFB, dtmp, m.layerInput(cfg.Layers), p.LNFW, a.lnfMean, a.lnfRstd, N, C, a.reduce)
@@ -248,14 +288,14 @@ func (m *Model) Backward(dlogp []float32) error {
 		lp, lg, la := p.Layer(l), g.Layer(l), &a.layers[l]
 		x := m.layerInput(l)
 		// res3 = res2 + fcproj(gelu(fc(ln2(res2)))); dres holds ∂res3.
-		matmulBackward(W, a.dfc, lg.FCProjW, lg.FCProjB, dres, la.fchGelu, lp.FCProjW, N, H, C, false, a.reduce)
+		matmulBackward(W, a.dfc, lg.FCProjW, lg.FCProjB, dres, la.fchGelu, lp.FCProjW, wT(pw.fcProjT, l), N, H, C, false, a.reduce)
 		geluBackward(W, a.dfc, a.dfc, la.fch, la.fchTanh, N*H)
-		matmulBackward(W, dtmp, lg.FCW, lg.FCB, a.dfc, la.ln2, lp.FCW, N, C, H, false, a.reduce)
+		matmulBackward(W, dtmp, lg.FCW, lg.FCB, a.dfc, la.ln2, lp.FCW, wT(pw.fcT, l), N, C, H, false, a.reduce)
 		layernormBackward(W, dres, lg.LN2W, lg.LN2B, dtmp, la.res2, lp.LN2W, la.ln2Mean, la.ln2Rstd, N, C, a.reduce)
 		// res2 = x + attproj(attn(qkv(ln1(x)))); dres now holds ∂res2.
-		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, N, C, C, false, a.reduce)
+		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, wT(pw.attProjT, l), N, C, C, false, a.reduce)
 		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, B, T, C, NH, a.attScratch)
-		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, N, C, 3*C, false, a.reduce)
+		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, wT(pw.qkvT, l), N, C, 3*C, false, a.reduce)
 		layernormBackward(W, dres, lg.LN1W, lg.LN1B, dtmp, x, lp.LN1W, la.ln1Mean, la.ln1Rstd, N, C, a.reduce)
 	}
 	encoderBackward(g.WTE, g.WPE, dres, m.tokens, m.pos, N, C)
@@ -321,7 +361,7 @@ func (m *Model) Logits(tokens []int, B, T int) ([]float32, error) {
 	m.forwardHidden()
 	cfg := m.Config
 	out := make([]float32, B*T*cfg.VocabSize)
-	gemm.Sgemm(false, true, B*T, cfg.VocabSize, cfg.Dim, 1, m.acts.lnf, cfg.Dim, m.Params.LMHead, cfg.Dim, 0, out, cfg.VocabSize)
+	m.headLogits(out, B*T)
 	return out, nil
 }
 

@@ -9,17 +9,19 @@ import (
 	"github.com/calibrl/calibrl/gemm"
 )
 
-// Precision is the arithmetic of the sampler's matrix products.
+// Precision is the arithmetic of the model's weight matrix products.
 //
-// FP32 is the engine's own. BF16 rounds the weights (once per Sample
-// call) and the activations of every decoder matmul and the LM head to
-// bfloat16 and accumulates in fp32 (gemm.Bgemm): on CPUs with AMX-BF16 it
-// runs several times the fp32 rate. Everything else stays fp32: layer
-// norms, attention over the KV cache, softmax, the sampling itself, and
-// all of training (Forward, Backward, the optimizer). Log-probabilities
-// the sampler records are the bf16 model's, so an importance ratio
-// against a fp32 Forward starts a little off 1 (bf16 has 8 significant
-// bits: logits move by about 2⁻⁸ of their magnitude).
+// FP32 is the engine's own. BF16 is mixed precision: the products with a
+// weight matrix (the blocks' four linear layers and the LM head) round
+// the weights and the activations to bfloat16 and accumulate in fp32
+// (gemm.Bgemm), on CPUs with AMX-BF16 several times the fp32 rate. That
+// covers sampling, Forward (log-probs, the loss), and Backward's input
+// gradients dx = dy·Wᵀ. Everything else stays fp32: the weights
+// themselves (master copies; packed to bf16 once per Sample, Forward and
+// Backward call, as the optimizer may have changed them), the weight
+// gradients dW = xᵀ·dy, the optimizer state and step, layer norms,
+// attention, softmax, the loss. bf16 has 8 significant bits: logits
+// move by about 2⁻⁸ of the magnitude of their terms.
 type Precision int32
 
 const (
@@ -65,18 +67,23 @@ func SetPrecision(p Precision) Precision {
 
 var warnNoBF16 sync.Once
 
-// SamplePrecision is the precision Sample runs at now.
-func SamplePrecision() Precision {
+// ActivePrecision is the precision the model runs at now: the setting,
+// or FP32 where the CPU lacks bf16 instructions.
+func ActivePrecision() Precision {
 	if p := Precision(precisionSetting.Load()); p == BF16 && gemm.HasBF16() {
 		return BF16
 	}
 	return FP32
 }
 
-// packedWeights are the sampler's weights in bf16, packed for gemm.Bgemm.
+// packedWeights are a model's weights in bf16, packed for gemm.Bgemm:
+// as the forward products read them (op(B) = W), and, for Backward's
+// input gradients, transposed (op(B) = Wᵀ).
 type packedWeights struct {
-	qkv, attProj, fc, fcProj []gemm.PackedB // per layer
-	lmHead                   gemm.PackedB
+	qkv, attProj, fc, fcProj     []gemm.PackedB // per layer
+	lmHead                       gemm.PackedB
+	qkvT, attProjT, fcT, fcProjT []gemm.PackedB
+	lmHeadT                      gemm.PackedB
 }
 
 // pack rounds m's current weights into pw, reusing its memory. It runs
@@ -102,31 +109,35 @@ func (pw *packedWeights) pack(m *Model) {
 	pw.lmHead.Pack(true, C, cfg.VocabSize, p.LMHead, C)
 }
 
-// The per-layer lists, nil on a nil receiver (fp32).
-func (pw *packedWeights) qkvs() []gemm.PackedB {
-	if pw == nil {
-		return nil
+// packT rounds m's weights transposed, for Backward's dx = dy·Wᵀ.
+func (pw *packedWeights) packT(m *Model) {
+	cfg, p := m.Config, m.Params
+	C, H, L := cfg.Dim, cfg.Hidden(), cfg.Layers
+	if len(pw.qkvT) != L {
+		pw.qkvT, pw.attProjT = make([]gemm.PackedB, L), make([]gemm.PackedB, L)
+		pw.fcT, pw.fcProjT = make([]gemm.PackedB, L), make([]gemm.PackedB, L)
 	}
-	return pw.qkv
+	parallelFor(m.workers(), L, func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			lp := p.Layer(l)
+			pw.qkvT[l].Pack(true, 3*C, C, lp.QKVW, 3*C)
+			pw.attProjT[l].Pack(true, C, C, lp.AttProjW, C)
+			pw.fcT[l].Pack(true, H, C, lp.FCW, H)
+			pw.fcProjT[l].Pack(true, C, H, lp.FCProjW, C)
+		}
+	})
+	pw.lmHeadT.Pack(false, cfg.VocabSize, C, p.LMHead, C)
 }
 
-func (pw *packedWeights) attProjs() []gemm.PackedB {
-	if pw == nil {
-		return nil
-	}
-	return pw.attProj
-}
+// unpacked stands for no packed weights (fp32): layerMM never reads it.
+var unpacked packedWeights
 
-func (pw *packedWeights) fcs() []gemm.PackedB {
-	if pw == nil {
-		return nil
+// layerMM runs the forward product of layer l's weight w (packed as
+// pw[l] when bf16) over N rows: out = x·w + b (+ resid).
+func layerMM(W int, bf16 bool, out, x, w []float32, pw []gemm.PackedB, l int, b, resid []float32, N, IC, OC int) {
+	if bf16 {
+		matmulForwardBF16(W, out, x, &pw[l], b, resid, N, IC, OC)
+		return
 	}
-	return pw.fc
-}
-
-func (pw *packedWeights) fcProjs() []gemm.PackedB {
-	if pw == nil {
-		return nil
-	}
-	return pw.fcProj
+	matmulForward(W, out, x, w, b, resid, N, IC, OC)
 }

@@ -181,7 +181,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	}
 	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
 	st.bf16 = nil
-	if SamplePrecision() == BF16 {
+	if ActivePrecision() == BF16 {
 		st.packed.pack(m)
 		st.bf16 = &st.packed
 	}
@@ -573,17 +573,14 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 			xi[c] = w[c] + pe[c]
 		}
 	}
+	bf, pw := d.bf16 != nil, d.bf16
+	if !bf {
+		pw = &unpacked
+	}
 	for l := 0; l < cfg.Layers; l++ {
 		lp := p.Layer(l)
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
-		mm := func(out, x, w []float32, pw []gemm.PackedB, b, resid []float32, IC, OC int) {
-			if d.bf16 != nil {
-				matmulForwardBF16(W, out, x, &pw[l], b, resid, R, IC, OC)
-			} else {
-				matmulForward(W, out, x, w, b, resid, R, IC, OC)
-			}
-		}
-		mm(d.qkv, d.ln, lp.QKVW, d.bf16.qkvs(), lp.QKVB, nil, C, 3*C)
+		layerMM(W, bf, d.qkv, d.ln, lp.QKVW, pw.qkv, l, lp.QKVB, nil, R, C, 3*C)
 		for i, r := range rows {
 			kc, vc := slots[r.seq].k[l], slots[r.seq].v[l]
 			for h := 0; h < NH; h++ {
@@ -604,11 +601,11 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 			}
 		})
-		mm(x, d.att, lp.AttProjW, d.bf16.attProjs(), lp.AttProjB, x, C, C)
+		layerMM(W, bf, x, d.att, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, R, C, C)
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN2W, lp.LN2B, R, C)
-		mm(d.h, d.ln, lp.FCW, d.bf16.fcs(), lp.FCB, nil, C, H)
+		layerMM(W, bf, d.h, d.ln, lp.FCW, pw.fc, l, lp.FCB, nil, R, C, H)
 		geluForward(W, d.h, d.hTanh, d.h, R*H)
-		mm(x, d.h, lp.FCProjW, d.bf16.fcProjs(), lp.FCProjB, x, H, C)
+		layerMM(W, bf, x, d.h, lp.FCProjW, pw.fcProj, l, lp.FCProjB, x, R, H, C)
 	}
 	// Final norm and logits only for the rows that sample.
 	K := len(heads)
