@@ -17,6 +17,7 @@ import (
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/gemm"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
 )
@@ -227,11 +228,22 @@ func TestGRPOLearnsToAsk(t *testing.T) {
 	if s := askSuccess(t, base, 1, 32, 4); s < 0.1 || s > 0.4 {
 		t.Fatalf("base policy asks in %.3f of its samples, want about a quarter", s)
 	}
-	for _, seed := range []uint64{1, 2, 3} {
-		r := runAsk(t, askGRPO(seed, false))
-		if !(r.greedy0 < 0.5 && r.greedy1 > 0.8) {
-			t.Errorf("seed %d: greedy held-out success %.3f → %.3f, want from below 0.5 to above 0.8", seed, r.greedy0, r.greedy1)
-		}
+	precisions := []lm.Precision{lm.FP32}
+	if gemm.HasBF16() {
+		precisions = append(precisions, lm.BF16)
+	}
+	// The same bar in both: bf16 (rollouts, log-probs and the update's
+	// products; fp32 master weights and optimizer) must learn as fp32 does.
+	for _, p := range precisions {
+		t.Run(p.String(), func(t *testing.T) {
+			defer lm.SetPrecision(lm.SetPrecision(p))
+			for _, seed := range []uint64{1, 2, 3} {
+				r := runAsk(t, askGRPO(seed, false))
+				if !(r.greedy0 < 0.5 && r.greedy1 > 0.8) {
+					t.Errorf("seed %d: greedy held-out success %.3f → %.3f, want from below 0.5 to above 0.8", seed, r.greedy0, r.greedy1)
+				}
+			}
+		})
 	}
 }
 
