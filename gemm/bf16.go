@@ -400,6 +400,20 @@ func checkMat(name string, s []float32, rows, cols, ld int) {
 // more slowly than Sgemm.
 func HasBF16() bool { return hasAMX || hasBF16Asm }
 
+// BF16PeakPerCycle is the bf16 FLOP one core can issue a cycle on
+// Bgemm's kernel, by the instruction's documented rate: TDPBF16PS does a
+// 16×16×32 tile product (8192 multiply-adds) in 16 cycles, 1024 FLOP a
+// cycle; VDPBF16PS 32 multiply-adds on two ports, 128; 0 for the Go one.
+func BF16PeakPerCycle() float64 {
+	switch {
+	case hasAMX:
+		return 1024
+	case hasBF16Asm:
+		return 128
+	}
+	return 0
+}
+
 // BF16KernelName says what Bgemm runs on: "amx-bf16", "avx512bf16-8x32"
 // or "go-bf16".
 func BF16KernelName() string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/calibrl/calibrl/gemm"
 	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -35,6 +37,7 @@ func newBenchCmd() *cobra.Command {
 		shapes   bool
 		rl       bool
 		ab       bool
+		clockGHz float64
 		bc       = lm.DefaultBenchConfig()
 		rc       = train.DefaultRLBenchConfig()
 	)
@@ -106,8 +109,14 @@ fraction of A's training tokens/s from the same run; the median of
 			if gemmSize > 0 {
 				rep.GemmGFLOPS = lm.BenchGemm(gemmSize, bc.Steps)
 			}
-			if ab && len(run) > 0 {
-				rows, err := benchPrecision(cmd.Context(), run[0], bc, rc, rl, gemmSize)
+			if ab {
+				q, err := preset.Get("quick")
+				if err != nil {
+					return err
+				}
+				nc := lm.NamedConfig{Name: "quick", Config: q.Policy}
+				nc.Config.VocabSize = q.Vocab
+				rows, err := benchPrecision(cmd.Context(), nc, bc, rc, rl, gemmSize)
 				if err != nil {
 					return err
 				}
@@ -119,7 +128,7 @@ fraction of A's training tokens/s from the same run; the median of
 			if err := printBench(cmd.OutOrStdout(), rep, bc, gemmSize); err != nil {
 				return err
 			}
-			if err := printPrecision(cmd.OutOrStdout(), rep.Precision, bc.Steps); err != nil {
+			if err := printPrecision(cmd.OutOrStdout(), rep.Precision, bc.Steps, clockGHz, bc.Workers); err != nil {
 				return err
 			}
 			if shapes {
@@ -140,7 +149,8 @@ fraction of A's training tokens/s from the same run; the median of
 	f.IntVar(&gemmSize, "gemm-size", 2048, "square GEMM size to time (0 skips)")
 	f.BoolVar(&shapes, "shapes", false, "also time GEMM at the first model's own shapes (table only)")
 	f.BoolVar(&rl, "rl", true, "also time an interactive GRPO iteration on model A")
-	f.BoolVar(&ab, "ab", true, "also time fp32 against bf16 side by side on the first model (GEMM, sampling, GRPO iteration)")
+	f.Float64Var(&clockGHz, "clock-ghz", 2.6, "core clock for the bf16 peak --ab reports against (2.6: the nominal clock /proc/cpuinfo gives on the reference machine)")
+	f.BoolVar(&ab, "ab", true, "also time fp32 against bf16 side by side on the quick preset's policy shape (GEMM, sampling, GRPO iteration)")
 	f.IntVar(&rc.Steps, "rl-steps", rc.Steps, "timed GRPO iterations")
 	f.IntVar(&rc.Instances, "rl-instances", rc.Instances, "instances per GRPO iteration")
 	f.IntVar(&rc.Group, "rl-group", rc.Group, "conversations per instance (G)")
@@ -223,7 +233,7 @@ func benchPrecision(ctx context.Context, nc lm.NamedConfig, bc lm.BenchConfig, r
 	return append(rows, lm.PrecisionRow{Name: "GRPO iteration", Unit: "s", FP32: f32[len(f32)/2], BF16: b16[len(b16)/2]}), nil
 }
 
-func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int) error {
+func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int, clockGHz float64, workers int) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -237,5 +247,18 @@ func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f×\t\n", r.Name, r.Unit, r.FP32, r.BF16, ratio)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	peak := float64(workers) * clockGHz * gemm.BF16PeakPerCycle()
+	for _, r := range rows {
+		if strings.HasPrefix(r.Name, "square") && peak > 0 {
+			fmt.Fprintf(w, "bf16 peak assumed %.0f GFLOP/s (%d cores × %.2f GHz × %.0f FLOP/cycle): %s reaches %.1f%% of it\n",
+				peak, workers, clockGHz, gemm.BF16PeakPerCycle(), r.Name, 100*r.BF16/peak)
+		}
+	}
+	return nil
 }
