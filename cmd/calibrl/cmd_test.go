@@ -73,6 +73,7 @@ func TestBadInputIsAOneLineError(t *testing.T) {
 		{"malformed logs", []string{"train-sim", "--logs", bad, "--out", filepath.Join(dir, "sim"), "--preset", "tiny"}, bad + `:1: field "task": missing`},
 		{"missing checkpoint", []string{"eval", "--agent", "lm:" + filepath.Join(dir, "nope"), "-n", "1"}, "nope"},
 		{"unknown preset", []string{"reproduce", "--preset", "huge", "--out", filepath.Join(dir, "r")}, `unknown preset "huge"`},
+		{"unknown precision", []string{"eval", "--precision", "fp16", "-n", "1"}, `--precision: precision "fp16": want fp32 or bf16`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
