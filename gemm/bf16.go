@@ -360,11 +360,15 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 // outPool holds the AMX kernel's fp32 results before they are added to C.
 var outPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// amxRegion is region on AMX tiles: the whole k in one accumulation per
-// 32×32 block, written to a scratch block row, then C = alpha·acc + C with
-// Axpy (one fused multiply-add an element, as the other kernels' epilogue).
+// amxRegion is region on AMX tiles, the whole k in one accumulation per
+// 32×32 block. With alpha 1 the accumulators start from C's own block
+// (already scaled by beta) and are stored straight back: C + Σ_p, one
+// read and one write of C. Otherwise, and for blocks cut by C's edge, the
+// sum goes to a scratch block row and then C = alpha·acc + C (Axpy: one
+// fused multiply-add an element, as the other kernels' epilogue).
 func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	np := ceilDiv(j1-j0, bfNR)
+	full := (j1-j0)%bfNR == 0 && r.alpha == 1
 	ldo := np * bfNR
 	bufp := outPool.Get().(*[]float32)
 	defer outPool.Put(bufp)
@@ -373,8 +377,13 @@ func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	}
 	out := (*bufp)[:amxMR*ldo]
 	w := j1 - j0
+	b := r.b[j0/bfNR*r.kp*bfNR:]
 	for ir := i0; ir < i1; ir += amxMR {
-		amxRows(r.kp, r.a[ir*r.kp:], r.b[j0/bfNR*r.kp*bfNR:], np, out, ldo)
+		if full && ir+amxMR <= i1 {
+			amxRows(r.kp, r.a[ir*r.kp:], b, np, r.c[ir*r.ldc+j0:], r.ldc, r.beta != 0)
+			continue
+		}
+		amxRows(r.kp, r.a[ir*r.kp:], b, np, out, ldo, false)
 		for i := 0; i < min(amxMR, i1-ir); i++ {
 			Axpy(r.alpha, out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1])
 		}

@@ -120,7 +120,10 @@ func TestBgemmMatchesNaive(t *testing.T) {
 // sees that bf16 rounding really happens.
 func TestBgemmGolden(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, c := range []bfCase{{false, 16, 96, 128, 1, 0}, {true, 9, 64, 512, 1, 1}, {false, 12, 40, 1031, 1, 1}} {
+	// The last two have whole 32×32 blocks, which AMX accumulates onto C
+	// in place (beta 1) or from zero (beta 0).
+	for _, c := range []bfCase{{false, 16, 96, 128, 1, 0}, {true, 9, 64, 512, 1, 1}, {false, 12, 40, 1031, 1, 1},
+		{false, 64, 96, 128, 1, 1}, {true, 40, 64, 300, 1, 0}} {
 		a, b, c0, ldb := c.operands(r)
 		var pb PackedB
 		pb.Pack(c.transB, c.k, c.n, b, ldb)
