@@ -20,8 +20,9 @@ type PrecisionRow struct {
 // BenchPrecision measures fp32 against bf16 side by side: gemm.Sgemm and
 // gemm.Bgemm (B packed beforehand, as the sampler packs its weights) at
 // the forward shapes of cfg for a batch of rows rows and for the sampler's
-// step of batch rows, and at gemmSize³; then Sample's new tokens per
-// second on batch prompts of promptLen + newTokens. The two precisions
+// step of batch rows, and at gemmSize³; then training tokens per second
+// (one SFT step on 16 sequences of rows/16 tokens) and Sample's new tokens
+// per second on batch prompts of promptLen + newTokens. The two precisions
 // alternate within each of reps rounds (the machine may be loaded), and
 // each figure is the median over rounds.
 func BenchPrecision(cfg Config, rows, batch, promptLen, newTokens, gemmSize, reps int) ([]PrecisionRow, error) {
@@ -74,6 +75,32 @@ func BenchPrecision(cfg Config, rows, batch, promptLen, newTokens, gemmSize, rep
 	if err != nil {
 		return nil, err
 	}
+	// Training: one SFT step (forward, backward, AdamW) on a batch of
+	// rows tokens, 16 sequences as the engine's bench.
+	B := 16
+	T := min(cfg.Context, max(1, rows/B))
+	opt, err := NewAdamW(cfg, DefaultAdamW())
+	if err != nil {
+		return nil, err
+	}
+	tokens := make([]int, B*T)
+	for i := range tokens {
+		tokens[i] = rng.IntN(V)
+	}
+	trainStep := func(p Precision) (float64, error) {
+		defer SetPrecision(SetPrecision(p))
+		start := time.Now()
+		if _, err := SFTStep(m, opt, TrainConfig{LR: 1e-4, ClipNorm: 1}, tokens, B, T, nil, nil); err != nil {
+			return 0, err
+		}
+		return float64(B*T) / time.Since(start).Seconds(), nil
+	}
+	row, err := alternate("training", "tokens/s", reps, trainStep)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, row)
+
 	prompts := make([][]int, batch)
 	for i := range prompts {
 		prompts[i] = make([]int, promptLen)
@@ -94,22 +121,31 @@ func BenchPrecision(cfg Config, rows, batch, promptLen, newTokens, gemmSize, rep
 		}
 		return float64(batch*newTokens) / time.Since(start).Seconds(), nil
 	}
+	row, err = alternate("sampling", "tokens/s", reps, sample)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, row), nil
+}
+
+// alternate measures f at fp32 and at bf16 in turn, reps rounds after one
+// warm-up round, and returns the medians.
+func alternate(name, unit string, reps int, f func(Precision) (float64, error)) (PrecisionRow, error) {
 	x, y := make([]float64, reps), make([]float64, reps)
 	for r := -1; r < reps; r++ { // round -1 warms up
-		a, err := sample(FP32)
+		a, err := f(FP32)
 		if err != nil {
-			return nil, err
+			return PrecisionRow{}, err
 		}
-		b, err := sample(BF16)
+		b, err := f(BF16)
 		if err != nil {
-			return nil, err
+			return PrecisionRow{}, err
 		}
 		if r >= 0 {
 			x[r], y[r] = a, b
 		}
 	}
-	out = append(out, PrecisionRow{Name: "sampling", Unit: "tokens/s", FP32: median(x), BF16: median(y)})
-	return out, nil
+	return PrecisionRow{Name: name, Unit: unit, FP32: median(x), BF16: median(y)}, nil
 }
 
 func gemmName(name string, m, n, k int) string { return fmt.Sprintf("%s %d×%d×%d", name, m, n, k) }

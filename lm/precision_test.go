@@ -140,3 +140,22 @@ func TestTrainBF16(t *testing.T) {
 		t.Errorf("bf16 gradient: relative L2 error %.4f (want ≤ 0.05), cosine %.6f (want ≥ 0.998)", rel, cos)
 	}
 }
+
+// TestBenchPrecision: every figure is measured at both precisions.
+func TestBenchPrecision(t *testing.T) {
+	cfg := Config{VocabSize: 37, Context: 24, Dim: 16, Layers: 1, Heads: 2}
+	rows, err := BenchPrecision(cfg, 32, 2, 4, 4, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, r := range rows {
+		names[r.Name] = true
+		if !(r.FP32 > 0 && r.BF16 > 0) {
+			t.Errorf("%s: fp32 %v, bf16 %v, want both positive", r.Name, r.FP32, r.BF16)
+		}
+	}
+	if len(rows) != 10 || !names["training"] || !names["sampling"] {
+		t.Errorf("rows %v: want 8 GEMM shapes, training and sampling", names)
+	}
+}
