@@ -363,12 +363,14 @@ var outPool = sync.Pool{New: func() any { return new([]float32) }}
 // amxRegion is region on AMX tiles, the whole k in one accumulation per
 // 32×32 block. With alpha 1 the accumulators start from C's own block
 // (already scaled by beta) and are stored straight back: C + Σ_p, one
-// read and one write of C. Otherwise, and for blocks cut by C's edge, the
-// sum goes to a scratch block row and then C = alpha·acc + C (Axpy: one
+// read and one write of C; a block cut by C's edge goes through a scratch
+// copy of itself, so that every element gets the same arithmetic wherever
+// it lies (a row's result must not depend on how many rows share the
+// call: the sampler's batches rely on it). With other alphas every block
+// sums from zero into the scratch, then C = alpha·acc + C (Axpy: one
 // fused multiply-add an element, as the other kernels' epilogue).
 func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	np := ceilDiv(j1-j0, bfNR)
-	full := (j1-j0)%bfNR == 0 && r.alpha == 1
 	ldo := np * bfNR
 	bufp := outPool.Get().(*[]float32)
 	defer outPool.Put(bufp)
@@ -378,13 +380,26 @@ func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	out := (*bufp)[:amxMR*ldo]
 	w := j1 - j0
 	b := r.b[j0/bfNR*r.kp*bfNR:]
+	onto := r.alpha == 1
 	for ir := i0; ir < i1; ir += amxMR {
-		if full && ir+amxMR <= i1 {
-			amxRows(r.kp, r.a[ir*r.kp:], b, np, r.c[ir*r.ldc+j0:], r.ldc, r.beta != 0)
+		h := min(amxMR, i1-ir)
+		if onto && h == amxMR && w == ldo {
+			amxRows(r.kp, r.a[ir*r.kp:], b, np, r.c[ir*r.ldc+j0:], r.ldc, true)
+			continue
+		}
+		if onto {
+			clear(out)
+			for i := 0; i < h; i++ {
+				copy(out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:])
+			}
+			amxRows(r.kp, r.a[ir*r.kp:], b, np, out, ldo, true)
+			for i := 0; i < h; i++ {
+				copy(r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1], out[i*ldo:])
+			}
 			continue
 		}
 		amxRows(r.kp, r.a[ir*r.kp:], b, np, out, ldo, false)
-		for i := 0; i < min(amxMR, i1-ir); i++ {
+		for i := 0; i < h; i++ {
 			Axpy(r.alpha, out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1])
 		}
 	}

@@ -212,6 +212,33 @@ func TestBgemmAMXWorkers(t *testing.T) {
 	}
 }
 
+// TestBgemmRowsIndependent: a row's result does not depend on how many
+// rows share the call (the sampler batches sequences and must give each
+// the bits it gets alone), on every engine, with C accumulated onto
+// (beta 1) and overwritten (beta 0).
+func TestBgemmRowsIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, c := range []bfCase{{false, 70, 96, 128, 1, 1}, {true, 70, 70, 200, 1, 0}} {
+		a, b, c0, ldb := c.operands(r)
+		var pb PackedB
+		pb.Pack(c.transB, c.k, c.n, b, ldb)
+		for name, kern := range bfEngines() {
+			all := append([]float32(nil), c0...)
+			bgemmWith(kern, 1, c.m, c.alpha, a, c.k, &pb, c.beta, all, c.n)
+			for _, rows := range [][2]int{{0, 5}, {3, 40}, {40, 70}, {69, 70}} {
+				lo, hi := rows[0], rows[1]
+				part := append([]float32(nil), c0[lo*c.n:hi*c.n]...)
+				bgemmWith(kern, 1, hi-lo, c.alpha, a[lo*c.k:], c.k, &pb, c.beta, part, c.n)
+				for i := range part {
+					if math.Float32bits(part[i]) != math.Float32bits(all[lo*c.n+i]) {
+						t.Fatalf("%s %+v rows [%d,%d): c[%d] = %v, in the whole call %v", name, c, lo, hi, lo*c.n+i, part[i], all[lo*c.n+i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestBgemmDeterministic: the same call twice gives the same bits.
 func TestBgemmDeterministic(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
