@@ -159,3 +159,36 @@ func TestBenchPrecision(t *testing.T) {
 		t.Errorf("rows %v: want 8 GEMM shapes, training and sampling", names)
 	}
 }
+
+// TestSampleBF16IndependentOfBatch: in bf16 a sequence sampled among 40
+// others (whole 32-row blocks of the products) gets the bits it gets
+// alone (blocks cut by the edge).
+func TestSampleBF16IndependentOfBatch(t *testing.T) {
+	if !gemm.HasBF16() {
+		t.Skip("no bf16 instructions on this CPU")
+	}
+	withPrecision(t, BF16)
+	m, err := New(Config{VocabSize: 64, Context: 24, Dim: 32, Layers: 1, Heads: 2}, rand.New(rand.NewPCG(5, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := SampleConfig{Temperature: 1, TopP: 1, MaxNewTokens: 6}
+	target := []int{5, 6, 7}
+	alone, err := m.Sample([][]int{target}, sc, []*rand.Rand{rand.New(rand.NewPCG(1, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := make([][]int, 40)
+	rngs := make([]*rand.Rand, 40)
+	for i := range prompts {
+		prompts[i], rngs[i] = []int{i % 64, 3}, rand.New(rand.NewPCG(9, uint64(i)))
+	}
+	prompts[17], rngs[17] = target, rand.New(rand.NewPCG(1, 1))
+	batch, err := m.Sample(prompts, sc, rngs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(alone[0], batch[17]) {
+		t.Fatalf("alone %+v, in a batch of 40 %+v", alone[0], batch[17])
+	}
+}
