@@ -168,7 +168,7 @@ func TestSampleBF16IndependentOfBatch(t *testing.T) {
 		t.Skip("no bf16 instructions on this CPU")
 	}
 	withPrecision(t, BF16)
-	m, err := New(Config{VocabSize: 64, Context: 24, Dim: 32, Layers: 1, Heads: 2}, rand.New(rand.NewPCG(5, 6)))
+	m, err := New(Config{VocabSize: 64, Context: 24, Dim: 64, Layers: 2, Heads: 2}, rand.New(rand.NewPCG(5, 6)))
 	if err != nil {
 		t.Fatal(err)
 	}
