@@ -360,15 +360,9 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 // outPool holds the AMX kernel's fp32 results before they are added to C.
 var outPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// amxRegion is region on AMX tiles, the whole k in one accumulation per
-// 32×32 block. With alpha 1 the accumulators start from C's own block
-// (already scaled by beta) and are stored straight back: C + Σ_p, one
-// read and one write of C; a block cut by C's edge goes through a scratch
-// copy of itself, so that every element gets the same arithmetic wherever
-// it lies (a row's result must not depend on how many rows share the
-// call: the sampler's batches rely on it). With other alphas every block
-// sums from zero into the scratch, then C = alpha·acc + C (Axpy: one
-// fused multiply-add an element, as the other kernels' epilogue).
+// amxRegion is region on AMX tiles: the whole k in one accumulation per
+// 32×32 block, written to a scratch block row, then C = alpha·acc + C with
+// Axpy (one fused multiply-add an element, as the other kernels' epilogue).
 func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	np := ceilDiv(j1-j0, bfNR)
 	ldo := np * bfNR
@@ -379,27 +373,9 @@ func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	}
 	out := (*bufp)[:amxMR*ldo]
 	w := j1 - j0
-	b := r.b[j0/bfNR*r.kp*bfNR:]
-	onto := r.alpha == 1
 	for ir := i0; ir < i1; ir += amxMR {
-		h := min(amxMR, i1-ir)
-		if onto && h == amxMR && w == ldo {
-			amxRows(r.kp, r.a[ir*r.kp:], b, np, r.c[ir*r.ldc+j0:], r.ldc, true)
-			continue
-		}
-		if onto {
-			clear(out)
-			for i := 0; i < h; i++ {
-				copy(out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:])
-			}
-			amxRows(r.kp, r.a[ir*r.kp:], b, np, out, ldo, true)
-			for i := 0; i < h; i++ {
-				copy(r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1], out[i*ldo:])
-			}
-			continue
-		}
-		amxRows(r.kp, r.a[ir*r.kp:], b, np, out, ldo, false)
-		for i := 0; i < h; i++ {
+		amxRows(r.kp, r.a[ir*r.kp:], r.b[j0/bfNR*r.kp*bfNR:], np, out, ldo)
+		for i := 0; i < min(amxMR, i1-ir); i++ {
 			Axpy(r.alpha, out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1])
 		}
 	}
