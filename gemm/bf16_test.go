@@ -139,7 +139,7 @@ func TestBgemmGolden(t *testing.T) {
 func bfEngines() map[string]bfKernel {
 	e := map[string]bfKernel{"go": bfKernGo}
 	if hasBF16Asm {
-		e["avx512bf16"] = bfKernAsm
+		e["avx512bf16"] = activeBF16
 	}
 	if hasAMX {
 		e["amx"] = nil
