@@ -30,6 +30,15 @@ func TestBenchSmoke(t *testing.T) {
 	if r := rep.RL; r == nil || r.Name != "A" || r.Conversations != 2 || !(r.IterFraction > 0) || r.TrainTokensPerS != rep.Configs[0].TrainTokensPerS {
 		t.Errorf("rl_iteration %+v: want A's GRPO iteration of 2 conversations, its fraction of A's training tokens/s", r)
 	}
+	// --ab: every figure at both precisions, the GRPO iteration last.
+	if n := len(rep.Precision); n != 12 || rep.Precision[n-1].Name != "GRPO iteration" {
+		t.Errorf("precision rows %+v: want 8 GEMM shapes, the square, training, sampling and the GRPO iteration", rep.Precision)
+	}
+	for _, r := range rep.Precision {
+		if !(r.FP32 > 0 && r.BF16 > 0) {
+			t.Errorf("%s: fp32 %v, bf16 %v, want both positive", r.Name, r.FP32, r.BF16)
+		}
+	}
 	bad := newBenchCmd()
 	bad.SetOut(&bytes.Buffer{})
 	bad.SetArgs([]string{"--models", "C"})
