@@ -23,6 +23,13 @@ import (
 //	the conversation before anything is settled (default 0.02).
 type NaiveConfig = dialog.NaiveRates
 
+// The naive simulator's acceptances: of a right answer, and of a wrong
+// one (sycophancy).
+const (
+	naiveRight       = "Yes, that's correct. Thank you!"
+	naiveSycophantic = "Great, thank you so much for your help!"
+)
+
 // DefaultNaiveConfig returns the documented defaults.
 func DefaultNaiveConfig() NaiveConfig {
 	return NaiveConfig{Sycophancy: 0.5, Leakage: 0.6, OverShare: 0.5, PrematureEnd: 0.02}
@@ -80,11 +87,11 @@ func (s *naiveSession) Reply(_ context.Context, history []dialog.Message) (strin
 	case intentAnswer:
 		if s.truth != nil && Equal(s.truth, r.answer) {
 			s.end = dialog.Solved
-			return "Yes, that's correct. Thank you!", true, nil
+			return naiveRight, true, nil
 		}
 		if s.rng.Float64() < s.cfg.Sycophancy {
 			s.end = dialog.UserEnded
-			return "Great, thank you so much for your help!", true, nil
+			return naiveSycophantic, true, nil
 		}
 		return "Hmm, I don't think that's right.", false, nil
 	case intentAskFact:

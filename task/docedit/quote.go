@@ -1,0 +1,179 @@
+package docedit
+
+import (
+	"context"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/calibrl/calibrl/dialog"
+)
+
+// The quote tool (Config.Quote, the task option ":quote"): copying what
+// the user wrote is the environment's job, as the calculator's sums are
+// in mathchat. An agent writes a call and the environment writes the
+// copied text right after it, into the agent's turn; trainers give that
+// text no loss (dialog.Tool). Two calls, both about the user's last
+// message:
+//
+//	[quote N]     its N-th double-quoted phrase (N from 1), written with
+//	              its quotes: In sentence 2, change [quote 1]"old words"
+//	              to [quote 2]"new words".
+//	[quote text]  the text it pasted: everything after its first line
+//	              that ends in a colon (Revised document:\n[quote text]…)
+//
+// Everyone reads a turn with its calls taken out (StripQuoteCalls): the
+// command above reads In sentence 2, change "old words" to "new words".
+// A call the message cannot answer (no such phrase, nothing pasted) gets
+// nothing, so a policy gains nothing from calls outside the notation.
+//
+// So the small policy copies a dictated phrase without spelling it out,
+// and a pasted target is something it can exploit: the naive simulator
+// pastes the target when asked for it (NaiveConfig.Leakage), and one call
+// delivers it whole, as an LLM policy would copy it.
+type Quote struct{}
+
+// quoteCallRe matches a call at the end of a turn written so far.
+var (
+	quoteCallRe    = regexp.MustCompile(`\[quote (\d{1,2}|text)\]$`)
+	quoteCallAny   = regexp.MustCompile(`\[quote (?:\d{1,2}|text)\]`)
+	quotedPhraseRe = regexp.MustCompile(`"([^"\n]+)"`)
+)
+
+// quoteText is the call for the pasted text.
+const quoteText = "[quote text]"
+
+// maxQuoteIDs bounds the ids one quote may force: a pasted document of
+// the task's sizes (up to 60 words of the generator, a corpus passage)
+// fits; the sampler also cuts it to the turn's token limit.
+const maxQuoteIDs = 256
+
+// Complete writes nothing: the tool reads the conversation, so only a
+// bound one (For) writes.
+func (Quote) Complete(string) string { return "" }
+
+// MaxForced is the most ids one quote may force (chatlm reads it).
+func (Quote) MaxForced() int { return maxQuoteIDs }
+
+// For binds the tool to the conversation before the agent's turn: it
+// quotes the user's last message there.
+func (Quote) For(history []dialog.Message) dialog.Tool {
+	return newBoundQuote(lastUser(history))
+}
+
+// boundQuote is the quote tool reading one user message.
+type boundQuote struct {
+	phrases []string // the message's double-quoted phrases, quotes included
+	pasted  string   // what it pasted, or ""
+}
+
+func newBoundQuote(msg string) boundQuote {
+	var q boundQuote
+	for _, m := range quotedPhraseRe.FindAllString(msg, -1) {
+		q.phrases = append(q.phrases, m)
+	}
+	q.pasted = pastedText(msg)
+	return q
+}
+
+// pastedText is what msg pasted: the text after its first line that ends
+// in a colon, trimmed; "" when there is none.
+func pastedText(msg string) string {
+	lines := splitLines(msg)
+	for i, l := range lines {
+		if strings.HasSuffix(strings.TrimSpace(l), ":") {
+			return strings.TrimSpace(strings.Join(lines[i+1:], "\n"))
+		}
+	}
+	return ""
+}
+
+// Complete returns the quoted text when text ends in a call, else "".
+func (q boundQuote) Complete(text string) string {
+	if !strings.HasSuffix(text, "]") {
+		return "" // the common case, answered without a regexp
+	}
+	m := quoteCallRe.FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	if m[1] == "text" {
+		return q.pasted
+	}
+	n, _ := strconv.Atoi(m[1])
+	if n < 1 || n > len(q.phrases) {
+		return ""
+	}
+	return q.phrases[n-1]
+}
+
+// MaxForced is Quote's.
+func (boundQuote) MaxForced() int { return maxQuoteIDs }
+
+// StripQuoteCalls returns a turn as everyone reads it: its quote calls
+// taken out, the quoted text in their place. A turn without calls comes
+// back as it is.
+func StripQuoteCalls(turn string) string {
+	if !strings.Contains(turn, "[quote ") {
+		return turn
+	}
+	return quoteCallAny.ReplaceAllString(turn, "")
+}
+
+// lastUser returns the last user message of history, or "".
+func lastUser(history []dialog.Message) string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == dialog.RoleUser {
+			return history[i].Content
+		}
+	}
+	return ""
+}
+
+// applyQuotes rewrites a scripted agent's finished turn as if it had used
+// the tool while writing it: a document it shows that is the text the
+// user pasted becomes a [quote text] call and the paste, and every
+// double-quoted phrase outside its documents that is one of the user's
+// becomes a call and the phrase. A turn that quotes nothing comes back
+// unchanged.
+func applyQuotes(turn string, history []dialog.Message) string {
+	q := newBoundQuote(lastUser(history))
+	if q.pasted != "" {
+		if doc, ok := ExtractDocument(turn); ok && doc == Normalize(q.pasted) {
+			i := strings.Index(turn, DocMarker)
+			j := i + len(DocMarker) + 1 + len(doc) // the marker line, then the shown document
+			if i >= 0 && j <= len(turn) && turn[i+len(DocMarker)+1:j] == doc {
+				return turn[:i] + DocMarker + "\n" + quoteText + q.pasted + turn[j:]
+			}
+		}
+	}
+	if len(q.phrases) == 0 || strings.Contains(turn, DocMarker) {
+		return turn
+	}
+	return quotedPhraseRe.ReplaceAllStringFunc(turn, func(p string) string {
+		for k, have := range q.phrases {
+			if p == have {
+				return "[quote " + strconv.Itoa(k+1) + "]" + p
+			}
+		}
+		return p
+	})
+}
+
+// quoteAgent is a scripted agent that uses the quote tool (applyQuotes).
+type quoteAgent struct{ a dialog.Agent }
+
+func (q quoteAgent) NewSession(v *dialog.View, rng *rand.Rand) dialog.AgentSession {
+	return quoteSession{q.a.NewSession(v, rng)}
+}
+
+type quoteSession struct{ s dialog.AgentSession }
+
+func (s quoteSession) Act(ctx context.Context, history []dialog.Message) (string, error) {
+	out, err := s.s.Act(ctx, history)
+	if err != nil {
+		return "", err
+	}
+	return applyQuotes(out, history), nil
+}
