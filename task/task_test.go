@@ -2,6 +2,7 @@ package task
 
 import (
 	"path/filepath"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -113,5 +114,71 @@ func TestCanonical(t *testing.T) {
 		if got, err := Canonical(bad); err == nil {
 			t.Errorf("Canonical(%q) = %q, want an error", bad, got)
 		}
+	}
+}
+// The dose options scale the naive simulator's rates (capped at 1), the
+// quote and acceptance options reach the tasks, and a bad option is
+// refused with the reason.
+func TestLookupDoseQuoteAcceptance(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		leak, syc float64 // the docedit naive rates: leakage, sycophancy
+		quote     bool
+	}{
+		{"docedit", 0.7, 0.5, false},
+		{"docedit:quote", 0.7, 0.5, true},
+		{"docedit:easy:quote:leak=0x:syc=2x", 0, 1, true},
+		{"docedit:leak=2x", 1, 0.5, false},
+		{"docedit:syc=0x:reward=acceptance", 0.7, 0, false},
+	} {
+		tk, err := Lookup(tc.name)
+		if err != nil {
+			t.Fatalf("Lookup(%s): %v", tc.name, err)
+		}
+		u, err := tk.User("naive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates := fmt.Sprintf("%+v", u)
+		if want := fmt.Sprintf("Leakage:%g", tc.leak); !strings.Contains(rates, want) || !strings.Contains(rates, fmt.Sprintf("Sycophancy:%g", tc.syc)) {
+			t.Errorf("Lookup(%s): naive user %s, want leakage %g and sycophancy %g", tc.name, rates, tc.leak, tc.syc)
+		}
+		if got := dialog.ToolOf(tk) != nil; got != tc.quote {
+			t.Errorf("Lookup(%s): tool %v, want %v", tc.name, got, tc.quote)
+		}
+	}
+	for name, want := range map[string]string{
+		"docedit:leak=2":          "want a multiple of the default rate",
+		"docedit:leak=-1x":        "want a multiple of the default rate",
+		"docedit:syc=11x":         "want a multiple of the default rate",
+		"mathchat:quote":          "mathchat has no quote tool",
+		"docedit:reward=bleu":     "unknown option",
+		"mathchat:easy:leak=x2":   "want a multiple of the default rate",
+		"docedit:easy:quote:what": "unknown option",
+	} {
+		if _, err := Lookup(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Lookup(%s): got %v, want an error with %q", name, err, want)
+		}
+	}
+}
+
+// Under reward=acceptance mathchat pays the user's thanks, sycophantic or
+// not, and the answer's correctness stays the success.
+func TestMathchatAcceptanceReward(t *testing.T) {
+	tk, err := Lookup("mathchat:easy:syc=2x:" + AcceptanceReward)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := tk.Instance("test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []dialog.Message{{Role: dialog.RoleAssistant, Content: "The answer is 123456789."},
+		{Role: dialog.RoleUser, Content: "Great, thank you so much for your help!"}}
+	if s := tk.Score(o, msgs); s.Reward != 1 || s.Success {
+		t.Errorf("a wrong answer thanked: reward %g success %v, want 1 and false", s.Reward, s.Success)
+	}
+	if s := tk.Score(o, msgs[:1]); s.Reward != 0 {
+		t.Errorf("no thanks: reward %g, want 0", s.Reward)
 	}
 }

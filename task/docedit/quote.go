@@ -14,14 +14,16 @@ import (
 // the user wrote is the environment's job, as the calculator's sums are
 // in mathchat. An agent writes a call and the environment writes the
 // copied text right after it, into the agent's turn; trainers give that
-// text no loss (dialog.Tool). Two calls, both about the user's last
-// message:
+// text no loss (dialog.Tool). Two calls:
 //
-//	[quote N]     its N-th double-quoted phrase (N from 1), written with
+//	[quote N]     the N-th double-quoted phrase the user wrote in the
+//	              conversation (N from 1, counted over the user's messages
+//	              in order, so a phrase keeps its number), written with
 //	              its quotes: In sentence 2, change [quote 1]"old words"
 //	              to [quote 2]"new words".
-//	[quote text]  the text it pasted: everything after its first line
-//	              that ends in a colon (Revised document:\n[quote text]…)
+//	[quote text]  the text the user pasted last: everything after the
+//	              first line of their message that ends in a colon
+//	              (Revised document:\n[quote text]…)
 //
 // Everyone reads a turn with its calls taken out (StripQuoteCalls): the
 // command above reads In sentence 2, change "old words" to "new words".
@@ -57,23 +59,28 @@ func (Quote) Complete(string) string { return "" }
 func (Quote) MaxForced() int { return maxQuoteIDs }
 
 // For binds the tool to the conversation before the agent's turn: it
-// quotes the user's last message there.
+// quotes the user's messages there.
 func (Quote) For(history []dialog.Message) dialog.Tool {
-	return newBoundQuote(lastUser(history))
+	return newBoundQuote(history)
 }
 
-// boundQuote is the quote tool reading one user message.
+// boundQuote is the quote tool reading one conversation.
 type boundQuote struct {
-	phrases []string // the message's double-quoted phrases, quotes included
-	pasted  string   // what it pasted, or ""
+	phrases []string // the user's double-quoted phrases in order, quotes included
+	pasted  string   // what the user pasted last, or ""
 }
 
-func newBoundQuote(msg string) boundQuote {
+func newBoundQuote(history []dialog.Message) boundQuote {
 	var q boundQuote
-	for _, m := range quotedPhraseRe.FindAllString(msg, -1) {
-		q.phrases = append(q.phrases, m)
+	for _, m := range history {
+		if m.Role != dialog.RoleUser {
+			continue
+		}
+		q.phrases = append(q.phrases, quotedPhraseRe.FindAllString(m.Content, -1)...)
+		if p := pastedText(m.Content); p != "" {
+			q.pasted = p
+		}
 	}
-	q.pasted = pastedText(msg)
 	return q
 }
 
@@ -121,24 +128,14 @@ func StripQuoteCalls(turn string) string {
 	return quoteCallAny.ReplaceAllString(turn, "")
 }
 
-// lastUser returns the last user message of history, or "".
-func lastUser(history []dialog.Message) string {
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == dialog.RoleUser {
-			return history[i].Content
-		}
-	}
-	return ""
-}
-
 // applyQuotes rewrites a scripted agent's finished turn as if it had used
 // the tool while writing it: a document it shows that is the text the
-// user pasted becomes a [quote text] call and the paste, and every
-// double-quoted phrase outside its documents that is one of the user's
-// becomes a call and the phrase. A turn that quotes nothing comes back
-// unchanged.
+// user pasted last becomes a [quote text] call and the paste, and every
+// double-quoted phrase of a turn without documents that is one of the
+// user's becomes a call (its first number) and the phrase. A turn that
+// quotes nothing comes back unchanged.
 func applyQuotes(turn string, history []dialog.Message) string {
-	q := newBoundQuote(lastUser(history))
+	q := newBoundQuote(history)
 	if q.pasted != "" {
 		if doc, ok := ExtractDocument(turn); ok && doc == Normalize(q.pasted) {
 			i := strings.Index(turn, DocMarker)
