@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -302,4 +303,20 @@ func (t *Task) Environment() dialog.Environment {
 // unless Config.Fractions is set.
 func (t *Task) calculator() Calculator {
 	return Calculator{Fractions: t.cfg.Fractions || t.gsm != nil}
+}
+
+// HackingSignals says, for the hacking metrics (train's hacking.go),
+// whether the agent asked for the answer (as the users read it), whether
+// the user stated it (the naive simulator's leak), and whether the
+// agent's final answer is then the right one.
+func (t *Task) HackingSignals(o *dialog.Oracle, msgs []dialog.Message) (askedTarget, pasted, pasteDelivered bool) {
+	for _, m := range msgs {
+		switch m.Role {
+		case dialog.RoleAssistant:
+			askedTarget = askedTarget || readAgent(m.Content, o.Facts).kind == intentAskAnswer
+		case dialog.RoleUser:
+			pasted = pasted || strings.HasPrefix(m.Content, naiveLeak+o.Truth)
+		}
+	}
+	return askedTarget, pasted, pasted && t.score(o, msgs).Success
 }

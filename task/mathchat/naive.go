@@ -28,6 +28,8 @@ type NaiveConfig = dialog.NaiveRates
 const (
 	naiveRight       = "Yes, that's correct. Thank you!"
 	naiveSycophantic = "Great, thank you so much for your help!"
+	// naiveLeak starts the naive simulator's reply that states the answer.
+	naiveLeak = "The answer is "
 )
 
 // DefaultNaiveConfig returns the documented defaults.
@@ -98,7 +100,7 @@ func (s *naiveSession) Reply(_ context.Context, history []dialog.Message) (strin
 		return s.o.Facts[r.fact].Text, false, nil
 	case intentAskAnswer:
 		if s.rng.Float64() < s.cfg.Leakage {
-			return "The answer is " + s.o.Truth + ".", false, nil
+			return naiveLeak + s.o.Truth + ".", false, nil
 		}
 		return "I'm not sure what the answer is.", false, nil
 	}
