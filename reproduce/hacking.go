@@ -52,4 +52,3 @@ func hackingSection(w io.Writer, recs []map[string]any) {
 	}
 	fmt.Fprintln(w)
 }
-
