@@ -249,7 +249,7 @@ func parseName(name string) (taskName, error) {
 	}
 	parts := strings.Split(rest, ":")
 	lv, opts := parts[0], parts[1:]
-	if lv == NoCalculator || lv == WithLedger || lv == WithQuote || strings.Contains(lv, "=") {
+	if isOption(lv) {
 		lv, opts = "", parts // the default level, then options
 	}
 	o := options{leak: 1, syc: 1}
@@ -262,6 +262,30 @@ func parseName(name string) (taskName, error) {
 		return taskName{}, fmt.Errorf("task %q: %q is not a level; give a data folder or file with --data %s (or as %q)", name, lv, rest, base+dataOption+rest)
 	}
 	return taskName{base: base, level: lv, o: o, build: c}, nil
+}
+
+// isOption reports whether the part of a task name after a colon is an
+// option rather than a level.
+func isOption(s string) bool {
+	return s == NoCalculator || s == WithLedger || s == WithQuote || strings.Contains(s, "=")
+}
+
+// WithLevel is name at level when name gives no level of its own (the
+// part after its family is empty or an option): "docedit:quote" at
+// "easy" is "docedit:easy:quote"; a name with a level or with data is
+// returned as it is.
+func WithLevel(name, level string) string {
+	family, rest, found := strings.Cut(name, ":")
+	first, _, _ := strings.Cut(rest, ":")
+	switch {
+	case level == "" || strings.Contains(name, dataOption):
+		return name // data names its own instances: no level is added
+	case !found:
+		return name + ":" + level
+	case isOption(first):
+		return family + ":" + level + ":" + rest
+	}
+	return name
 }
 
 // Names lists the known tasks, sorted.

@@ -1,8 +1,8 @@
 package task
 
 import (
-	"path/filepath"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -116,6 +116,7 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
 // The dose options scale the naive simulator's rates (capped at 1), the
 // quote and acceptance options reach the tasks, and a bad option is
 // refused with the reason.
