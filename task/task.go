@@ -288,6 +288,25 @@ func WithLevel(name, level string) string {
 	return name
 }
 
+// StripDoses is name without the options that change only the naive
+// simulator's rates or the reward (":leak=", ":syc=", ":reward="): the
+// task whose human-proxy logs, base policy and simulator a dose-response
+// study shares (reproduce.Doses). Its data option, if any, stays last.
+func StripDoses(name string) string {
+	spec := withoutData(name)
+	data := name[len(spec):]
+	parts := strings.Split(spec, ":")
+	kept := parts[:1]
+	for _, p := range parts[1:] {
+		key, _, _ := strings.Cut(p, "=")
+		if key == LeakDose || key == SycophancyDose || p == AcceptanceReward {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, ":") + data
+}
+
 // Names lists the known tasks, sorted.
 func Names() []string {
 	var names []string

@@ -183,3 +183,27 @@ func TestMathchatAcceptanceReward(t *testing.T) {
 		t.Errorf("no thanks: reward %g, want 0", s.Reward)
 	}
 }
+
+func TestStripDosesAndWithLevel(t *testing.T) {
+	for name, want := range map[string]string{
+		"docedit:easy:quote:leak=2x:syc=0x": "docedit:easy:quote",
+		"docedit:reward=acceptance":         "docedit",
+		"mathchat:h8:ledger:syc=2x":         "mathchat:h8:ledger",
+		"docedit:leak=0x:data=/x#sha256:00": "docedit:data=/x#sha256:00",
+	} {
+		if got := StripDoses(name); got != want {
+			t.Errorf("StripDoses(%s) = %s, want %s", name, got, want)
+		}
+	}
+	for _, c := range [][3]string{
+		{"docedit", "easy", "docedit:easy"},
+		{"docedit:quote:leak=2x", "easy", "docedit:easy:quote:leak=2x"},
+		{"docedit:h4:quote", "easy", "docedit:h4:quote"},
+		{"docedit:quote", "", "docedit:quote"},
+		{"docedit:data=/x", "easy", "docedit:data=/x"},
+	} {
+		if got := WithLevel(c[0], c[1]); got != c[2] {
+			t.Errorf("WithLevel(%s, %s) = %s, want %s", c[0], c[1], got, c[2])
+		}
+	}
+}
