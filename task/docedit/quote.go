@@ -16,14 +16,20 @@ import (
 // copied text right after it, into the agent's turn; trainers give that
 // text no loss (dialog.Tool). Two calls:
 //
-//	[quote N]     the N-th double-quoted phrase the user wrote in the
-//	              conversation (N from 1, counted over the user's messages
-//	              in order, so a phrase keeps its number), written with
-//	              its quotes: In sentence 2, change [quote 1]"old words"
-//	              to [quote 2]"new words".
-//	[quote text]  the text the user pasted last: everything after the
-//	              first line of their message that ends in a colon
-//	              (Revised document:\n[quote text]…)
+//	[quote N]     the N-th span the user wrote in the conversation (N
+//	              from 1, counted over the user's messages in order, so a
+//	              span keeps its number): a double-quoted phrase, written
+//	              with its quotes (In sentence 2, change [quote 1]"old
+//	              words" to [quote 2]"new words".), or a pasted text,
+//	              everything after the first line of a message that ends
+//	              in a colon, written as it is
+//	[quote text]  the text the user pasted last (Revised document:\n
+//	              [quote text]…)
+//
+// A pasted text is one span however many phrases it quotes, so the
+// scripted agents' [quote N] in the human proxy's logs (which never paste)
+// is the same call that delivers a paste: a base cloned from them can
+// find it.
 //
 // Everyone reads a turn with its calls taken out (StripQuoteCalls): the
 // command above reads In sentence 2, change "old words" to "new words".
@@ -66,8 +72,8 @@ func (Quote) For(history []dialog.Message) dialog.Tool {
 
 // boundQuote is the quote tool reading one conversation.
 type boundQuote struct {
-	phrases []string // the user's double-quoted phrases in order, quotes included
-	pasted  string   // what the user pasted last, or ""
+	spans  []string // the user's spans in order: phrases with their quotes, pastes as they are
+	pasted string   // what the user pasted last, or ""
 }
 
 func newBoundQuote(history []dialog.Message) boundQuote {
@@ -76,24 +82,26 @@ func newBoundQuote(history []dialog.Message) boundQuote {
 		if m.Role != dialog.RoleUser {
 			continue
 		}
-		q.phrases = append(q.phrases, quotedPhraseRe.FindAllString(m.Content, -1)...)
-		if p := pastedText(m.Content); p != "" {
-			q.pasted = p
+		head, paste := splitPaste(m.Content)
+		q.spans = append(q.spans, quotedPhraseRe.FindAllString(head, -1)...)
+		if paste != "" {
+			q.spans = append(q.spans, paste)
+			q.pasted = paste
 		}
 	}
 	return q
 }
 
-// pastedText is what msg pasted: the text after its first line that ends
-// in a colon, trimmed; "" when there is none.
-func pastedText(msg string) string {
+// splitPaste cuts msg after its first line that ends in a colon: head
+// is up to that line, paste the rest, trimmed ("" when there is none).
+func splitPaste(msg string) (head, paste string) {
 	lines := splitLines(msg)
 	for i, l := range lines {
 		if strings.HasSuffix(strings.TrimSpace(l), ":") {
-			return strings.TrimSpace(strings.Join(lines[i+1:], "\n"))
+			return strings.Join(lines[:i+1], "\n"), strings.TrimSpace(strings.Join(lines[i+1:], "\n"))
 		}
 	}
-	return ""
+	return msg, ""
 }
 
 // Complete returns the quoted text when text ends in a call, else "".
@@ -109,10 +117,10 @@ func (q boundQuote) Complete(text string) string {
 		return q.pasted
 	}
 	n, _ := strconv.Atoi(m[1])
-	if n < 1 || n > len(q.phrases) {
+	if n < 1 || n > len(q.spans) {
 		return ""
 	}
-	return q.phrases[n-1]
+	return q.spans[n-1]
 }
 
 // MaxForced is Quote's.
@@ -145,11 +153,11 @@ func applyQuotes(turn string, history []dialog.Message) string {
 			}
 		}
 	}
-	if len(q.phrases) == 0 || strings.Contains(turn, DocMarker) {
+	if len(q.spans) == 0 || strings.Contains(turn, DocMarker) {
 		return turn
 	}
 	return quotedPhraseRe.ReplaceAllStringFunc(turn, func(p string) string {
-		for k, have := range q.phrases {
+		for k, have := range q.spans {
 			if p == have {
 				return "[quote " + strconv.Itoa(k+1) + "]" + p
 			}

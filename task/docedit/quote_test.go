@@ -32,7 +32,8 @@ func TestQuoteComplete(t *testing.T) {
 		{"not at the end", dictated, `[quote 1] and`, ""},
 		{"nothing pasted", dictated, `[quote text]`, ""},
 		{"pasted", pasted, "Revised document:\n[quote text]", "The whole text. It is here."},
-		{"the paste has no quotes", pasted, `[quote 2]`, ""},
+		{"a paste is a span", pasted, "Revised document:\n[quote 2]", "The whole text. It is here."},
+		{"no span after the paste", pasted, `[quote 3]`, ""},
 		{"three digits", dictated, `[quote 100]`, ""},
 		{"other bracket", dictated, `[quote one]`, ""},
 		{"unbound", nil, `[quote 1]`, ""},
@@ -241,16 +242,17 @@ func FuzzQuoteTool(f *testing.F) {
 	f.Add(`Change "a" to "b".`, `[quote 2]`)
 	f.Add(PasteMarker+"\nAll of it.", "Revised document:\n[quote text]")
 	f.Add("x:\n", "[quote text]")
+	f.Add("a \"b\" c:\r\nthe \"pasted\" text", "[quote 2]")
 	f.Add(`"""`, `[quote 99]`)
 	f.Fuzz(func(t *testing.T, user, turn string) {
 		h := []dialog.Message{{Role: dialog.RoleUser, Content: user}}
 		tool := dialog.ToolFor(Quote{}, h)
 		got := tool.Complete(turn)
-		if got != "" && !strings.Contains(user, got) {
+		if lf := strings.ReplaceAll(user, "\r\n", "\n"); got != "" && !strings.Contains(lf, got) {
 			t.Fatalf("quoted %q, not in the user's message %q", got, user)
 		}
 		for _, sp := range dialog.ForcedSpans(tool, turn) {
-			if sp[0] < 0 || sp[1] > len(turn) || sp[0] >= sp[1] || !strings.Contains(user, turn[sp[0]:sp[1]]) {
+			if sp[0] < 0 || sp[1] > len(turn) || sp[0] >= sp[1] || !strings.Contains(strings.ReplaceAll(user, "\r\n", "\n"), turn[sp[0]:sp[1]]) {
 				t.Fatalf("span %v of %q", sp, turn)
 			}
 		}
