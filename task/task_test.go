@@ -93,7 +93,11 @@ func TestCanonical(t *testing.T) {
 		"mathchat:easy:ledger": {"mathchat:easy:ledger"},
 		"mathchat:nocalc":      {"mathchat:nocalc", "mathchat::nocalc"},
 		"docedit:h8":           {"docedit:h08"},
-		"mathchat:data=" + dir: {"mathchat:data=" + dir, "mathchat:data=" + dir + "/", "mathchat:data=" + dir + "/./", "mathchat:data=" + filepath.Dir(dir) + "//" + filepath.Base(dir)},
+		"docedit:easy:quote:leak=2x:syc=0x:reward=acceptance": {"docedit:easy:quote:leak=2x:syc=0x:reward=acceptance",
+			"docedit:easy:reward=acceptance:syc=0x:leak=2.0x:quote", "docedit:easy:quote:leak=2x:syc=0x:leak=2x:reward=acceptance"},
+		"docedit:quote":          {"docedit:quote", "docedit:quote:leak=1x:syc=1x"},
+		"mathchat:nocalc:ledger": {"mathchat:ledger:nocalc"},
+		"mathchat:data=" + dir:   {"mathchat:data=" + dir, "mathchat:data=" + dir + "/", "mathchat:data=" + dir + "/./", "mathchat:data=" + filepath.Dir(dir) + "//" + filepath.Base(dir)},
 	} {
 		for _, n := range names {
 			got, err := Canonical(n)
