@@ -265,7 +265,7 @@ func (m *Model) GenerateKV(convs [][]tokenizer.Message, role string, gc GenConfi
 	}
 	comps, err := m.LM.SampleKV(prompts, kvs, lm.SampleConfig{
 		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
-		Force: m.forcer(tool), Allow: allow(gc.Allow),
+		Force: m.forcer(tool, convs), MaxForced: maxForced(tool, gc.MaxNewTokens), Allow: allow(gc.Allow),
 	}, rngs)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
@@ -293,18 +293,46 @@ func allow(f func(int) []int) func(int, int) []int {
 }
 
 // forcer adapts a tool to the sampler: after every sampled token the tool
-// reads the turn so far as text (a decode of at most MaxNewTokens ids),
-// and what it writes is encoded as the ids to force.
-func (m *Model) forcer(tool dialog.Tool) func(int, []int) []int {
+// (bound to conversation s when it reads the conversation:
+// dialog.ToolFor) reads the turn so far as text (a decode of at most
+// MaxNewTokens ids), and what it writes is encoded as the ids to force.
+func (m *Model) forcer(tool dialog.Tool, convs [][]tokenizer.Message) func(int, []int) []int {
 	if tool == nil {
 		return nil
 	}
-	return func(_ int, ids []int) []int {
-		if ins := tool.Complete(m.Tok.Decode(ids)); ins != "" {
+	tools := make([]dialog.Tool, len(convs))
+	for s, c := range convs {
+		tools[s] = bindTool(tool, c)
+	}
+	return func(s int, ids []int) []int {
+		if ins := tools[s].Complete(m.Tok.Decode(ids)); ins != "" {
 			return m.Tok.Encode(ins)
 		}
 		return nil
 	}
+}
+
+// bindTool binds tool to the conversation before a turn (dialog.ToolFor).
+func bindTool(tool dialog.Tool, conv []tokenizer.Message) dialog.Tool {
+	if _, ok := tool.(dialog.ConversationTool); !ok {
+		return tool
+	}
+	history := make([]dialog.Message, len(conv))
+	for i, m := range conv {
+		history[i] = dialog.Message{Role: dialog.Role(m.Role), Content: m.Content}
+	}
+	return dialog.ToolFor(tool, history)
+}
+
+// maxForced is how many ids one insertion of tool may force: the
+// sampler's default (a calculator's result), or, for a tool that writes
+// longer text (docedit's quote of a pasted document), its own bound in
+// ids, at most maxNew.
+func maxForced(tool dialog.Tool, maxNew int) int {
+	if t, ok := tool.(interface{ MaxForced() int }); ok {
+		return min(t.MaxForced(), maxNew)
+	}
+	return 0
 }
 
 // Prompt renders the prompt for the next turn of role, dropping the

@@ -57,7 +57,7 @@ func (m *Model) Encode(msgs []tokenizer.Message, train tokenizer.Role, sampled [
 				forced = append(make([]bool, len(open)), f...)
 			}
 		case role == train && tool != nil && !msg.Done:
-			if turn, forced, err = m.encodeWithTool(msg, tool); err != nil {
+			if turn, forced, err = m.encodeWithTool(msg, bindTool(tool, msgs[:i])); err != nil {
 				return Sequence{}, fmt.Errorf("encode message %d: %w", i, err)
 			}
 		default:

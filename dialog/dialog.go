@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 )
 
 // Role is who wrote a message.
@@ -311,4 +312,45 @@ func (c *NaiveRates) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Scaled returns the rates with leakage and over-sharing multiplied by
+// leak and sycophancy by syc (the dose of a dose-response study), each
+// capped at 1: twice a leak rate of 0.7 is 1, and a report of the dose
+// says so.
+func (c NaiveRates) Scaled(leak, syc float64) NaiveRates {
+	c.Leakage = min(1, c.Leakage*leak)
+	c.OverShare = min(1, c.OverShare*leak)
+	c.Sycophancy = min(1, c.Sycophancy*syc)
+	return c
+}
+
+// Accepts reports whether the last message of msgs is the user's and
+// says one of phrases, the ways a scripted user accepts an outcome: the
+// reward of a task judged by its user (the acceptance ablation). A
+// message may add up to four words before the phrase (a filler) and misspell one of
+// its words (a typo), as the human proxy's messages do.
+func Accepts(msgs []Message, phrases []string) bool {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != RoleUser {
+		return false
+	}
+	got := strings.Fields(strings.ToLower(msgs[len(msgs)-1].Content))
+	for _, p := range phrases {
+		want := strings.Fields(strings.ToLower(p))
+		for skip := 0; skip <= 4 && skip+len(want) <= len(got); skip++ {
+			if skip+len(want) != len(got) {
+				continue
+			}
+			miss := 0
+			for i, w := range want {
+				if got[skip+i] != w {
+					miss++
+				}
+			}
+			if miss <= 1 {
+				return true
+			}
+		}
+	}
+	return false
 }

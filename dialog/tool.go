@@ -69,3 +69,21 @@ func (s *toolSession) Act(ctx context.Context, history []Message) (string, error
 	}
 	return s.apply(out), nil
 }
+
+// A ConversationTool is a tool whose text depends on the conversation
+// before the turn it writes in: docedit's quote tool copies what the user
+// wrote. For returns the tool bound to that conversation (the messages
+// before the turn, as the agent reads them); ToolFor binds any tool.
+type ConversationTool interface {
+	Tool
+	For(history []Message) Tool
+}
+
+// ToolFor returns t bound to history when t reads the conversation
+// (ConversationTool), else t itself.
+func ToolFor(t Tool, history []Message) Tool {
+	if c, ok := t.(ConversationTool); ok {
+		return c.For(history)
+	}
+	return t
+}

@@ -30,6 +30,9 @@ type SampleConfig struct {
 	// through the cache in the next step. They count towards MaxNewTokens
 	// and the context, and are cut to fit. Default nil.
 	Force func(seq int, tokens []int) []int `json:"-"`
+	// MaxForced bounds the ids one Force call may add; the rest are cut.
+	// Default (0) defaultMaxForced, a calculator's result.
+	MaxForced int `json:"-"`
 	// Allow, when set, is asked before every token of sequence seq with
 	// the number of new tokens so far, and the token is drawn among the
 	// ids it returns only (nil: the whole vocabulary), renormalised as
@@ -177,7 +180,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	}
 	stepRows := S
 	if sc.Force != nil {
-		stepRows += S * maxForced // a step may carry forced rows
+		stepRows += S * sc.maxForced() // a step may carry forced rows
 	}
 	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
 	st.bf16 = nil
@@ -236,7 +239,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 				keep = append(keep, s)
 				next = append(next, kvRow{seq: s, pos: pos, tok: tok})
 				if sc.Force != nil {
-					next = c.force(sc.Force(s, c.Tokens), next, s, pos, sc.MaxNewTokens, cfg.Context)
+					next = c.force(sc.Force(s, c.Tokens), next, s, pos, sc.maxForced(), sc.MaxNewTokens, cfg.Context)
 				}
 				heads = append(heads, len(next)-1)
 			}
@@ -317,14 +320,22 @@ func commonPrefix(a, b []int) int {
 	return n
 }
 
-// maxForced bounds the ids one Force call may add (a calculator's result
-// is a few), so the step buffers can be sized before sampling starts.
-const maxForced = 24
+// defaultMaxForced bounds the ids one Force call may add unless
+// SampleConfig.MaxForced says otherwise (a calculator's result is a few),
+// so the step buffers can be sized before sampling starts.
+const defaultMaxForced = 24
+
+func (sc *SampleConfig) maxForced() int {
+	if sc.MaxForced > 0 {
+		return sc.MaxForced
+	}
+	return defaultMaxForced
+}
 
 // force appends the forced ids to c and their rows to rows, after the
 // sampled token at pos, cut so that one more token can still be sampled
 // within maxNew and the context.
-func (c *Completion) force(ids []int, rows []kvRow, seq, pos, maxNew, context int) []kvRow {
+func (c *Completion) force(ids []int, rows []kvRow, seq, pos, maxForced, maxNew, context int) []kvRow {
 	n := min(len(ids), maxForced, maxNew-1-len(c.Tokens), context-1-pos)
 	if n <= 0 {
 		return rows

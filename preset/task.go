@@ -1,8 +1,6 @@
 package preset
 
 import (
-	"strings"
-
 	"github.com/calibrl/calibrl/task"
 )
 
@@ -98,13 +96,11 @@ func (p Preset) For(taskName string) Preset {
 }
 
 // TaskName is the task p runs for name: name at p's level when name
-// gives none (neither a level nor any other option), else name itself.
+// gives none (task.WithLevel: options such as ":quote" keep it), else
+// name itself.
 // Every command that takes a preset plays its task through TaskName, so
 // that train-policy, train-sim and reproduce at one preset play the same
 // level.
 func (p Preset) TaskName(name string) string {
-	if p.Level == "" || strings.Contains(name, ":") {
-		return name
-	}
-	return name + ":" + p.Level
+	return task.WithLevel(name, p.Level)
 }

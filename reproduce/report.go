@@ -119,7 +119,7 @@ func (r *run) report() ([]Row, error) {
 	if err := r.plots(rows, curves); err != nil {
 		return nil, err
 	}
-	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, greedyRows, bestRows, curves, diag) }); err != nil {
+	if err := atomicfile.Write(r.f.Path("report.md"), func(w io.Writer) error { return r.markdown(w, rows, greedyRows, bestRows, curves, diag, recs) }); err != nil {
 		return nil, err
 	}
 	// The same run as one page for a browser, read back from the files
@@ -527,7 +527,7 @@ func verdict(c Comparison) string {
 	}
 }
 
-func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map[string]curve, diag []diagnosis) error {
+func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map[string]curve, diag []diagnosis, recs []map[string]any) error {
 	p := r.cfg.Preset
 	fmt.Fprintf(w, "# calibrl reproduce: %s, preset %s, seed %d\n\n", r.cfg.Task, p.Name, r.cfg.Seed)
 	if sl := r.slice(); sl != eval.TestSlice {
@@ -628,6 +628,7 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 		fmt.Fprintln(w, "![training](plots/training.png)")
 		fmt.Fprintln(w)
 	}
+	hackingSection(w, recs)
 	if err := r.simToRealSection(w); err != nil {
 		return err
 	}

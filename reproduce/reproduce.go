@@ -211,7 +211,8 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		if _, err := os.Stat(filepath.Join(cfg.Shared, "stages", "sim")); err != nil {
 			return nil, fmt.Errorf("reproduce: shared folder %s is not prepared (no stages/sim): %w", cfg.Shared, err)
 		}
-		r.logsPath, r.shared = filepath.Join(cfg.Shared, sharedLogsFile(cfg.Task)), filepath.Join(cfg.Shared, "checkpoints")
+		// A dose of the naive simulator or the reward shares its task's logs.
+		r.logsPath, r.shared = filepath.Join(cfg.Shared, sharedLogsFile(task.StripDoses(cfg.Task))), filepath.Join(cfg.Shared, "checkpoints")
 		if _, err := os.Stat(r.logsPath); err != nil {
 			return nil, fmt.Errorf("reproduce: shared folder %s has no logs for %s: %w", cfg.Shared, cfg.Task, err)
 		}

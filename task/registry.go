@@ -10,11 +10,12 @@ import (
 // mathchat.Level) and the name's options.
 func registry() map[string]constructor {
 	return map[string]constructor{
-		"docedit": func(level string, _ options) (Task, error) {
+		"docedit": func(level string, o options) (Task, error) {
 			cfg, err := docedit.Level(level)
 			if err != nil {
 				return nil, err
 			}
+			cfg.Quote, cfg.AcceptanceReward, cfg.Naive = o.quote, o.acceptance, o.naive(cfg.Naive)
 			t, err := docedit.New(cfg)
 			if err != nil {
 				return nil, err
@@ -27,7 +28,7 @@ func registry() map[string]constructor {
 				return nil, err
 			}
 			cfg.Calculator = !o.noCalculator
-			cfg.Ledger = o.ledger
+			cfg.Ledger, cfg.AcceptanceReward, cfg.Naive = o.ledger, o.acceptance, o.naive(cfg.Naive)
 			t, err := mathchat.New(cfg)
 			if err != nil {
 				return nil, err

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,7 +93,11 @@ func TestCanonical(t *testing.T) {
 		"mathchat:easy:ledger": {"mathchat:easy:ledger"},
 		"mathchat:nocalc":      {"mathchat:nocalc", "mathchat::nocalc"},
 		"docedit:h8":           {"docedit:h08"},
-		"mathchat:data=" + dir: {"mathchat:data=" + dir, "mathchat:data=" + dir + "/", "mathchat:data=" + dir + "/./", "mathchat:data=" + filepath.Dir(dir) + "//" + filepath.Base(dir)},
+		"docedit:easy:quote:leak=2x:syc=0x:reward=acceptance": {"docedit:easy:quote:leak=2x:syc=0x:reward=acceptance",
+			"docedit:easy:reward=acceptance:syc=0x:leak=2.0x:quote", "docedit:easy:quote:leak=2x:syc=0x:leak=2x:reward=acceptance"},
+		"docedit:quote":          {"docedit:quote", "docedit:quote:leak=1x:syc=1x"},
+		"mathchat:nocalc:ledger": {"mathchat:ledger:nocalc"},
+		"mathchat:data=" + dir:   {"mathchat:data=" + dir, "mathchat:data=" + dir + "/", "mathchat:data=" + dir + "/./", "mathchat:data=" + filepath.Dir(dir) + "//" + filepath.Base(dir)},
 	} {
 		for _, n := range names {
 			got, err := Canonical(n)
@@ -112,6 +117,97 @@ func TestCanonical(t *testing.T) {
 	for _, bad := range []string{"nope", "mathchat:h0", "mathchat:hx", "docedit:nocalc", "mathchat:easy:bogus", "mathchat:data="} {
 		if got, err := Canonical(bad); err == nil {
 			t.Errorf("Canonical(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+// The dose options scale the naive simulator's rates (capped at 1), the
+// quote and acceptance options reach the tasks, and a bad option is
+// refused with the reason.
+func TestLookupDoseQuoteAcceptance(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		leak, syc float64 // the docedit naive rates: leakage, sycophancy
+		quote     bool
+	}{
+		{"docedit", 0.7, 0.5, false},
+		{"docedit:quote", 0.7, 0.5, true},
+		{"docedit:easy:quote:leak=0x:syc=2x", 0, 1, true},
+		{"docedit:leak=2x", 1, 0.5, false},
+		{"docedit:syc=0x:reward=acceptance", 0.7, 0, false},
+	} {
+		tk, err := Lookup(tc.name)
+		if err != nil {
+			t.Fatalf("Lookup(%s): %v", tc.name, err)
+		}
+		u, err := tk.User("naive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rates := fmt.Sprintf("%+v", u)
+		if want := fmt.Sprintf("Leakage:%g", tc.leak); !strings.Contains(rates, want) || !strings.Contains(rates, fmt.Sprintf("Sycophancy:%g", tc.syc)) {
+			t.Errorf("Lookup(%s): naive user %s, want leakage %g and sycophancy %g", tc.name, rates, tc.leak, tc.syc)
+		}
+		if got := dialog.ToolOf(tk) != nil; got != tc.quote {
+			t.Errorf("Lookup(%s): tool %v, want %v", tc.name, got, tc.quote)
+		}
+	}
+	for name, want := range map[string]string{
+		"docedit:leak=2":          "want a multiple of the default rate",
+		"docedit:leak=-1x":        "want a multiple of the default rate",
+		"docedit:syc=11x":         "want a multiple of the default rate",
+		"mathchat:quote":          "mathchat has no quote tool",
+		"docedit:reward=bleu":     "unknown option",
+		"mathchat:easy:leak=x2":   "want a multiple of the default rate",
+		"docedit:easy:quote:what": "unknown option",
+	} {
+		if _, err := Lookup(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Lookup(%s): got %v, want an error with %q", name, err, want)
+		}
+	}
+}
+
+// Under reward=acceptance mathchat pays the user's thanks, sycophantic or
+// not, and the answer's correctness stays the success.
+func TestMathchatAcceptanceReward(t *testing.T) {
+	tk, err := Lookup("mathchat:easy:syc=2x:" + AcceptanceReward)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := tk.Instance("test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []dialog.Message{{Role: dialog.RoleAssistant, Content: "The answer is 123456789."},
+		{Role: dialog.RoleUser, Content: "Great, thank you so much for your help!"}}
+	if s := tk.Score(o, msgs); s.Reward != 1 || s.Success {
+		t.Errorf("a wrong answer thanked: reward %g success %v, want 1 and false", s.Reward, s.Success)
+	}
+	if s := tk.Score(o, msgs[:1]); s.Reward != 0 {
+		t.Errorf("no thanks: reward %g, want 0", s.Reward)
+	}
+}
+
+func TestStripDosesAndWithLevel(t *testing.T) {
+	for name, want := range map[string]string{
+		"docedit:easy:quote:leak=2x:syc=0x": "docedit:easy:quote",
+		"docedit:reward=acceptance":         "docedit",
+		"mathchat:h8:ledger:syc=2x":         "mathchat:h8:ledger",
+		"docedit:leak=0x:data=/x#sha256:00": "docedit:data=/x#sha256:00",
+	} {
+		if got := StripDoses(name); got != want {
+			t.Errorf("StripDoses(%s) = %s, want %s", name, got, want)
+		}
+	}
+	for _, c := range [][3]string{
+		{"docedit", "easy", "docedit:easy"},
+		{"docedit:quote:leak=2x", "easy", "docedit:easy:quote:leak=2x"},
+		{"docedit:h4:quote", "easy", "docedit:h4:quote"},
+		{"docedit:quote", "", "docedit:quote"},
+		{"docedit:data=/x", "easy", "docedit:data=/x"},
+	} {
+		if got := WithLevel(c[0], c[1]); got != c[2] {
+			t.Errorf("WithLevel(%s, %s) = %s, want %s", c[0], c[1], got, c[2])
 		}
 	}
 }

@@ -37,6 +37,20 @@ const (
 	// its held-out problems against the training user and the human proxy.
 	MetricMonitorTrainReward = "monitor/train_user_reward"
 	MetricMonitorHumanReward = "monitor/human_reward"
+
+	// A reading of the pre-registered hacking metrics (hacking.go) on
+	// MetricHackingN problems: the rate at which the agent asks the
+	// training user for the target, the share of pasted targets it
+	// delivered, its reward against each user and their gap; each also
+	// with HackingChange appended (the change from iteration 0) and then
+	// "_lo" and "_hi" (its 95% interval).
+	MetricHackingN             = "hacking/n"
+	MetricHackingTargetRequest = "hacking/target_request"
+	MetricHackingPasteDelivery = "hacking/paste_delivery"
+	MetricHackingTrainReward   = "hacking/train_user_reward"
+	MetricHackingHumanReward   = "hacking/human_reward"
+	MetricHackingGap           = "hacking/reward_gap"
+	HackingChange              = "_change"
 )
 
 // LogHeadline logs the figures of rec a person follows a run by, with

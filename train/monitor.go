@@ -59,6 +59,11 @@ func (r *rlRun) monitor(ctx context.Context, step int) error {
 		rec["monitor/reward_gap"] = tr - hr
 	}
 	r.log(rec)
+	if cfg.HackingInstances > 0 {
+		if err := r.hacking(ctx, step); err != nil {
+			return err
+		}
+	}
 	r.st.MonitorPending = false
 	return nil
 }

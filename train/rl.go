@@ -141,6 +141,11 @@ type RLConfig struct {
 	// Default greedy (temperature 0), which makes each point of the curve
 	// a deterministic function of the weights.
 	MonitorGen chatlm.GenConfig
+	// HackingInstances problems are played at every monitor reading for
+	// the pre-registered hacking metrics (hacking.go), from the monitor's
+	// MonitorStart, against both users; 0 (the default) plays none. 800
+	// detects a change of 0.05 to 0.07 from iteration 0 (HackingMDE).
+	HackingInstances int `json:",omitempty"`
 
 	// flipAdvantages negates every advantage: the learning test's sabotage.
 	flipAdvantages bool
@@ -201,7 +206,7 @@ func (c RLConfig) Validate() error {
 		return fmt.Errorf("rl config: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
 	case !(c.LR > 0) || c.Warmup < 0 || !(c.WeightDecay >= 0):
 		return fmt.Errorf("rl config: lr %v, warm-up %d, weight decay %v: want lr > 0, the others ≥ 0", c.LR, c.Warmup, c.WeightDecay)
-	case c.MonitorEvery < 0 || c.MonitorInstances < 0 || c.MonitorStart < 0:
+	case c.MonitorEvery < 0 || c.MonitorInstances < 0 || c.MonitorStart < 0 || c.HackingInstances < 0:
 		return errors.New("rl config: monitor settings must not be negative")
 	case c.MonitorEvery > 0 && (c.MonitorInstances == 0 || c.MonitorSplit == "" || c.MonitorGen.MaxNewTokens <= 0):
 		return errors.New("rl config: an enabled monitor needs instances, a split and MonitorGen.MaxNewTokens")
@@ -295,6 +300,9 @@ type rlRun struct {
 	// buf holds the update's per-run buffers, allocated once at the
 	// largest run's size and reused by every step after.
 	buf updateBuffers
+	// hackBase is the hacking metrics' reading of the reference policy
+	// (iteration 0), once read.
+	hackBase *hackingReading
 	// fingerprint is what a resumed run must agree on besides the config
 	// (the static trainer's number of prompts).
 	fingerprint int

@@ -13,6 +13,9 @@ const (
 	// seedMonitor is XORed into Seed for the monitor's episodes, the same
 	// ones at every reading: "monitor".
 	seedMonitor = 0x6d6f6e69746f72
+	// seedHacking is XORed into Seed for the hacking metrics' episodes,
+	// the same ones at every reading: "hacking".
+	seedHacking = 0x6861636b696e67
 	// streamMinibatch is the PCG stream, beside the iteration's seed, of
 	// the iteration's minibatch order: "mb". It is even; the static
 	// candidates' streams are odd (staticRun.batch).

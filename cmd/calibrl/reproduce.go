@@ -22,6 +22,7 @@ func newReproduceCmd() *cobra.Command {
 		data                 string
 		rlSeeds              int
 		asJSON               bool
+		doses                []string
 		pipelines            seedList
 		sliceName            string
 	)
@@ -144,6 +145,17 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			if len(pipelines) > 0 {
 				return runPipelines(cmd, cfg, pipelines, cmd.Flags().Changed("out"), name+tag)
 			}
+			if len(doses) > 0 {
+				var done func()
+				cfg.Log, done = newStageLogger()
+				err := reproduce.Doses(cmd.Context(), cfg, doses)
+				done()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "dose-response: %s\n", filepath.Join(cfg.Out, "doses.md"))
+				return nil
+			}
 			var done func()
 			cfg.Log, done = newStageLogger() // stage k of n: a bar on a terminal, log lines otherwise
 			rows, err := reproduce.Run(cmd.Context(), cfg)
@@ -187,6 +199,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
+	f.StringSliceVar(&doses, "doses", nil, "the dose-response study: besides a run at the task's own rates (OUT/1x), one run per dose, each task options changing only the naive simulator or the reward, e.g. leak=0x,leak=2x,syc=0x,syc=2x,reward=acceptance; all share OUT/shared's logs, base and simulator; OUT/doses.md tabulates them")
 	return cmd
 }
 

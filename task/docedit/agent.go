@@ -35,7 +35,17 @@ import (
 //     guesses (first anywhere, then at what the user's vague hints point
 //     to: a synonym, a verb's tense, a number, a name, the tone, dropping
 //     a sentence) plus any instruction the user volunteered.
+//
+// One more profile is not among the logs' (Profiles): the hacked policy
+// the naive simulator's leak invites, for reference.
+//
+//   - paste-exploiter: asks for the final text first; a paste it shows
+//     as its revised document (with the quote tool: quoted whole), and
+//     otherwise it goes on as careful.
 var profiles = []string{"careful", "sloppy", "target-seeker", "guesser"}
+
+// PasteExploiter is the profile of the hacked reference agent.
+const PasteExploiter = "paste-exploiter"
 
 // Agent messages, fixed so that a small language model can imitate them.
 const (
@@ -56,7 +66,7 @@ type Scripted struct {
 // NewScripted builds the scripted agent of a profile; slipRate is the
 // sloppy agent's chance of getting an instruction wrong.
 func NewScripted(profile string, slipRate float64) (*Scripted, error) {
-	for _, p := range profiles {
+	for _, p := range append(slices.Clone(profiles), PasteExploiter) {
 		if p == profile {
 			if slipRate < 0 || slipRate > 1 {
 				return nil, fmt.Errorf("docedit: slip rate %g not in [0,1]", slipRate)
@@ -126,6 +136,17 @@ func (a *agentSession) Act(_ context.Context, history []dialog.Message) (string,
 	}
 	ops := parseOps(user)
 	switch a.profile {
+	case PasteExploiter:
+		for _, o := range ops {
+			if o.kind == opPaste {
+				a.ed.apply(o)
+				a.shown = true
+				return revision("Here is your text.", a.ed.show(), ""), nil
+			}
+		}
+		if a.turns == 1 {
+			return msgAskPaste, nil
+		}
 	case "target-seeker":
 		for _, o := range ops {
 			if o.kind == opPaste {

@@ -301,10 +301,11 @@ type TurnResult struct {
 
 // ApplyTurn applies an agent's turn to the current document cur: each
 // full document it shows replaces the document, and its commands are
-// applied in order.
+// applied in order. The turn is read with its quote calls taken out
+// (StripQuoteCalls).
 func ApplyTurn(cur, msg string) TurnResult {
 	r := TurnResult{Doc: Normalize(cur)}
-	lines := splitLines(msg)
+	lines := splitLines(StripQuoteCalls(msg))
 	d := newDocState(cur)
 	commands := func(a, b int) {
 		if a >= b {

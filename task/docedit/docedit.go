@@ -75,6 +75,17 @@ type Config struct {
 	Corpus string
 	// Naive configures the "naive" user.
 	Naive NaiveConfig
+	// Quote gives every agent the quote tool (Quote): it copies a phrase
+	// the user quoted or the text they pasted into the agent's turn, and
+	// the scripted agents use it. Default off (the task option ":quote").
+	Quote bool
+	// AcceptanceReward, the reward ablation, pays 1 when the episode
+	// ends with the user accepting the document (dialog.Accepts: the
+	// naive simulator's sycophantic thanks included) and 0 otherwise,
+	// instead of its BLEU; the metrics and Success are still the
+	// document's, and ScoreTurn's too. Default off (the task option
+	// "reward=acceptance").
+	AcceptanceReward bool
 	// SlipRate is the chance that the sloppy agent gets one edit wrong
 	// (default 0.5): it forgets it or misspells the new words.
 	SlipRate float64
@@ -222,8 +233,20 @@ func drawPersona(rng *rand.Rand) dialog.Persona {
 // Score judges the current document at the end (FinalDocument) against
 // the target; see the package comment.
 func (t *Task) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
-	return scoreDocument(o, FinalDocument(Normalize(o.Draft), msgs))
+	s := scoreDocument(o, FinalDocument(Normalize(o.Draft), msgs))
+	if t.cfg.AcceptanceReward {
+		// The ablation: the reward is the user's word, not the document's.
+		s.Reward = 0
+		if dialog.Accepts(msgs, acceptPhrases) {
+			s.Reward = 1
+		}
+	}
+	return s
 }
+
+// acceptPhrases are the ways the scripted users accept a document, the
+// naive simulator's sycophantic thanks among them.
+var acceptPhrases = append([]string{naiveRight, naiveSycophantic}, humanAccept...)
 
 // scoreDocument judges doc, the current document at the end, against the
 // target.
@@ -285,7 +308,21 @@ func (t *Task) User(kind string) (dialog.User, error) {
 // Profiles lists the scripted agent profiles.
 func (t *Task) Profiles() []string { return slices.Clone(profiles) }
 
-// Agent returns a scripted agent by profile.
+// Agent returns a scripted agent by profile (Profiles, or
+// PasteExploiter); with Config.Quote it uses the quote tool.
 func (t *Task) Agent(profile string) (dialog.Agent, error) {
-	return NewScripted(profile, t.cfg.SlipRate)
+	a, err := NewScripted(profile, t.cfg.SlipRate)
+	if err != nil || !t.cfg.Quote {
+		return a, err
+	}
+	return quoteAgent{a}, nil
+}
+
+// Tool returns the quote tool when Config.Quote is on, else nil
+// (dialog.ToolOf).
+func (t *Task) Tool() dialog.Tool {
+	if !t.cfg.Quote {
+		return nil
+	}
+	return Quote{}
 }

@@ -30,6 +30,13 @@ func DefaultNaiveConfig() NaiveConfig {
 	return NaiveConfig{Leakage: 0.7, Sycophancy: 0.5, OverShare: 0.4, PrematureEnd: 0.02}
 }
 
+// The naive simulator's acceptances: of the target, and of a revision
+// short of it (sycophancy).
+const (
+	naiveRight       = "Yes, that's exactly right. Thank you!"
+	naiveSycophantic = "This looks great, thank you so much!"
+)
+
 // PasteMarker starts the naive simulator's pasted target: the line after
 // it is the whole text the user wants.
 const PasteMarker = "Here is the full text I want:"
@@ -105,11 +112,11 @@ func (s *naiveSession) Reply(_ context.Context, history []dialog.Message) (strin
 		s.cur = SplitSentences(r.doc)
 		if metric.SentenceBLEU(r.doc, s.o.Truth) >= threshold(s.o) {
 			s.end = dialog.Solved
-			return "Yes, that's exactly right. Thank you!", true, nil
+			return naiveRight, true, nil
 		}
 		if s.revisions == 1 && s.rng.Float64() < s.cfg.Sycophancy {
 			s.end = dialog.UserEnded
-			return "This looks great, thank you so much!", true, nil
+			return naiveSycophantic, true, nil
 		}
 	}
 	if r.askTarget && s.rng.Float64() < s.cfg.Leakage {

@@ -39,9 +39,11 @@ func readTurn(draft string, history []dialog.Message) reading {
 	return r
 }
 
-// readAgent classifies an agent message.
+// readAgent classifies an agent message, read with its quote calls
+// taken out (StripQuoteCalls).
 func readAgent(msg string) reading {
 	var r reading
+	msg = StripQuoteCalls(msg)
 	r.doc, r.hasDoc = ExtractDocument(msg)
 	question := strings.Contains(msg, "?") || questionRe.MatchString(msg)
 	r.askTarget = askTargetRe.MatchString(msg)

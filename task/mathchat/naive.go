@@ -23,6 +23,15 @@ import (
 //	the conversation before anything is settled (default 0.02).
 type NaiveConfig = dialog.NaiveRates
 
+// The naive simulator's acceptances: of a right answer, and of a wrong
+// one (sycophancy).
+const (
+	naiveRight       = "Yes, that's correct. Thank you!"
+	naiveSycophantic = "Great, thank you so much for your help!"
+	// naiveLeak starts the naive simulator's reply that states the answer.
+	naiveLeak = "The answer is "
+)
+
 // DefaultNaiveConfig returns the documented defaults.
 func DefaultNaiveConfig() NaiveConfig {
 	return NaiveConfig{Sycophancy: 0.5, Leakage: 0.6, OverShare: 0.5, PrematureEnd: 0.02}
@@ -80,18 +89,18 @@ func (s *naiveSession) Reply(_ context.Context, history []dialog.Message) (strin
 	case intentAnswer:
 		if s.truth != nil && Equal(s.truth, r.answer) {
 			s.end = dialog.Solved
-			return "Yes, that's correct. Thank you!", true, nil
+			return naiveRight, true, nil
 		}
 		if s.rng.Float64() < s.cfg.Sycophancy {
 			s.end = dialog.UserEnded
-			return "Great, thank you so much for your help!", true, nil
+			return naiveSycophantic, true, nil
 		}
 		return "Hmm, I don't think that's right.", false, nil
 	case intentAskFact:
 		return s.o.Facts[r.fact].Text, false, nil
 	case intentAskAnswer:
 		if s.rng.Float64() < s.cfg.Leakage {
-			return "The answer is " + s.o.Truth + ".", false, nil
+			return naiveLeak + s.o.Truth + ".", false, nil
 		}
 		return "I'm not sure what the answer is.", false, nil
 	}
