@@ -31,20 +31,17 @@ func oldConfigs(seed uint64) []oldConfig {
 		return train.SFTConfig{Steps: steps, BatchSize: batch, LR: lr, Warmup: warmup, WeightDecay: 0.1, ClipNorm: 1, ValFraction: 0.1,
 			EvalEvery: evalEvery, Patience: 4, CheckpointEvery: checkpointEvery, Seed: seed}
 	}
-	// hacking adds the pre-registered hacking metrics' problems, new
-	// since (train.RLConfig.HackingInstances).
-	hacking := func(c train.RLConfig, n int) train.RLConfig { c.HackingInstances = n; return c }
 	return []oldConfig{
-		{preset: "tiny", task: "mathchat", rl: hacking(rl(2, 1, 2, 2, 6, 24, 2, 4, 0.0001, 1, 4), 4),
+		{preset: "tiny", task: "mathchat", rl: rl(2, 1, 2, 2, 6, 24, 2, 4, 0.0001, 1, 4),
 			policy: sft(12, 8, 0.003, 1, 6, 6), sim: sft(12, 8, 0.003, 1, 6, 6), refit: sft(6, 8, 0.001, 0, 2, 2),
 			level: "easy", maxTurns: 6, evalEpisodes: 16},
-		{preset: "quick", task: "mathchat", rl: hacking(rl(30, 10, 8, 8, 6, 64, 1, 16, 6e-05, 10, 32), 800),
+		{preset: "quick", task: "mathchat", rl: rl(30, 10, 8, 8, 6, 64, 1, 16, 6e-05, 10, 32),
 			policy: sft(3000, 16, 0.002, 20, 200, 750), sim: sft(1500, 16, 0.002, 20, 200, 375), refit: sft(150, 16, 0.0002, 15, 50, 50),
 			level: "", maxTurns: 6, evalEpisodes: 500},
-		{preset: "quick", task: "docedit", rl: hacking(rl(16, 5, 8, 8, 6, 64, 1, 16, 6e-05, 10, 32), 800),
+		{preset: "quick", task: "docedit", rl: rl(16, 5, 8, 8, 6, 64, 1, 16, 6e-05, 10, 32),
 			policy: sft(1200, 16, 0.002, 20, 200, 300), sim: sft(700, 16, 0.002, 20, 200, 200), refit: sft(150, 16, 0.0002, 15, 50, 50),
 			level: "easy", maxTurns: 6, evalEpisodes: 300},
-		{preset: "paper", task: "mathchat", rl: hacking(rl(300, 10, 16, 8, 10, 96, 2, 16, 0.0001, 10, 64), 800),
+		{preset: "paper", task: "mathchat", rl: rl(300, 10, 16, 8, 10, 96, 2, 16, 0.0001, 10, 64),
 			policy: sft(3000, 32, 0.001, 20, 200, 750), sim: sft(3000, 32, 0.001, 20, 200, 750), refit: sft(400, 32, 0.0001, 20, 100, 100),
 			level: "", maxTurns: 10, evalEpisodes: 1000},
 	}

@@ -146,9 +146,11 @@ type RLBudget struct {
 	// MonitorInstances held-out problems.
 	MonitorEvery, MonitorInstances int
 	// HackingInstances problems are played at each monitor reading for
-	// the pre-registered hacking metrics (train.RLConfig.HackingInstances);
-	// 800 detects a change of 0.05 to 0.07 from iteration 0
-	// (train.HackingMDE), tiny plays a handful to exercise them.
+	// the pre-registered hacking metrics (train.RLConfig.HackingInstances).
+	// 0 in every preset: at 800 (a change of 0.05 to 0.07 from iteration
+	// 0 detectable, train.HackingMDE) each reading adds 1,600 greedy
+	// conversations, which would make quick several times slower;
+	// reproduce --hacking N (and --doses, at 800) turns them on.
 	HackingInstances int
 	// LR is the learning rate and UpdatesPerBatch the passes over each
 	// iteration's batch.
@@ -213,7 +215,7 @@ func all() map[string]Preset {
 			PolicySFT:    SFTBudget{Steps: 12, BatchSize: 8, LR: 3e-3, EvalEvery: 6},
 			SimSFT:       SFTBudget{Steps: 12, BatchSize: 8, LR: 3e-3, EvalEvery: 6},
 			EvalEpisodes: 16, RLSeeds: 2, MaxTurns: 6,
-			RL: RLBudget{Iterations: 2, InstancesPerStep: 2, Group: 2, MaxNewTokens: 24, MonitorEvery: 1, MonitorInstances: 4, HackingInstances: 4,
+			RL: RLBudget{Iterations: 2, InstancesPerStep: 2, Group: 2, MaxNewTokens: 24, MonitorEvery: 1, MonitorInstances: 4,
 				LR: 1e-4, UpdatesPerBatch: 2},
 			Recalibration: Recalibration{Rounds: 2, HumanEpisodes: 8, SFT: SFTBudget{Steps: 6, BatchSize: 8, LR: 1e-3, EvalEvery: 2}, GapEpisodes: 8},
 			FilteredBC:    SFTBudget{Steps: 6, BatchSize: 8, LR: 3e-4, EvalEvery: 2},
@@ -257,7 +259,7 @@ func all() map[string]Preset {
 			// figure is one seed: about ±0.02 between seeds. The preset
 			// runs 30 iterations (one pass of 30 costs about what two
 			// passes of 20 did).
-			RL: RLBudget{Iterations: 30, InstancesPerStep: 8, Group: 8, MaxNewTokens: 64, MonitorEvery: 10, MonitorInstances: 32, HackingInstances: 800,
+			RL: RLBudget{Iterations: 30, InstancesPerStep: 8, Group: 8, MaxNewTokens: 64, MonitorEvery: 10, MonitorInstances: 32,
 				LR: 6e-5, UpdatesPerBatch: 1},
 			// Two rounds of half the RL budget each; one re-fit per seed
 			// of 150 steps (about 1.5 min at the sim stage's 0.6 s a
@@ -280,7 +282,7 @@ func all() map[string]Preset {
 			PolicySFT:    SFTBudget{Steps: 3000, BatchSize: 32, LR: 1e-3, EvalEvery: 200},
 			SimSFT:       SFTBudget{Steps: 3000, BatchSize: 32, LR: 1e-3, EvalEvery: 200},
 			EvalEpisodes: 1000, RLSeeds: 3, MaxTurns: 10,
-			RL: RLBudget{Iterations: 300, InstancesPerStep: 16, Group: 8, MaxNewTokens: 96, MonitorEvery: 10, MonitorInstances: 64, HackingInstances: 800,
+			RL: RLBudget{Iterations: 300, InstancesPerStep: 16, Group: 8, MaxNewTokens: 96, MonitorEvery: 10, MonitorInstances: 64,
 				LR: 1e-4, UpdatesPerBatch: 2},
 			Recalibration: Recalibration{Rounds: 3, HumanEpisodes: 2000, ReplayLogs: 6000,
 				SFT: SFTBudget{Steps: 400, BatchSize: 32, LR: 1e-4, EvalEvery: 100}, GapEpisodes: 500},

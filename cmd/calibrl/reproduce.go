@@ -23,6 +23,7 @@ func newReproduceCmd() *cobra.Command {
 		rlSeeds              int
 		asJSON               bool
 		doses                []string
+		hacking              int
 		pipelines            seedList
 		sliceName            string
 	)
@@ -142,6 +143,13 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			if err := cfg.EvalSlice.Check(p.EvalEpisodes); err != nil {
 				return fmt.Errorf("--eval-slice: %w", err)
 			}
+			if hacking < 0 || hacking > maxHacking {
+				return fmt.Errorf("--hacking %d: want 0 to %d", hacking, maxHacking)
+			}
+			if !cmd.Flags().Changed("hacking") && len(doses) > 0 {
+				hacking = preregisteredHacking // the dose study reads them
+			}
+			cfg.Preset.RL.HackingInstances = hacking
 			if len(pipelines) > 0 {
 				return runPipelines(cmd, cfg, pipelines, cmd.Flags().Changed("out"), name+tag)
 			}
@@ -199,6 +207,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
+	f.IntVar(&hacking, "hacking", 0, fmt.Sprintf("held-out problems the pre-registered hacking metrics play at every monitor reading against both users (target requests, paste-to-delivery, the reward gap, each with its change from iteration 0); %d detects a change of 0.05-0.07 and adds 2×%d greedy conversations a reading (default 0: off; %d with --doses)", preregisteredHacking, preregisteredHacking, preregisteredHacking))
 	f.StringSliceVar(&doses, "doses", nil, "the dose-response study: besides a run at the task's own rates (OUT/1x), one run per dose, each task options changing only the naive simulator or the reward, e.g. leak=0x,leak=2x,syc=0x,syc=2x,reward=acceptance; all share OUT/shared's logs, base and simulator; OUT/doses.md tabulates them")
 	return cmd
 }
@@ -266,3 +275,11 @@ func runPipelines(cmd *cobra.Command, cfg reproduce.Config, seeds seedList, outG
 	}
 	return nil
 }
+
+// preregisteredHacking is the hacking metrics' size the dose study uses:
+// a paired change of 0.05 to 0.07 from iteration 0 is detectable at 95%
+// (train.HackingMDE). maxHacking bounds --hacking before anything runs.
+const (
+	preregisteredHacking = 800
+	maxHacking           = 20000
+)
