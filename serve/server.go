@@ -87,6 +87,13 @@ type Config struct {
 	// among them; they never make the server load an arbitrary path.
 	// Default human and naive.
 	Users []string
+	// OpenEnvSessions caps OpenEnv WebSocket sessions (/ws) open at once:
+	// a trainer running G rollouts in parallel holds G. OpenEnv's own
+	// server defaults to 1, which serialises parallel GRPO. Default 256.
+	OpenEnvSessions int
+	// OpenEnvTask is the task an OpenEnv reset that names none plays.
+	// Default "mathchat".
+	OpenEnvTask string
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -105,6 +112,8 @@ func DefaultConfig() Config {
 		MaxEpisodeBytes: 8 << 20,
 		MaxHeldBytes:    1 << 30,
 		Users:           []string{"human", "naive"},
+		OpenEnvSessions: 256,
+		OpenEnvTask:     "mathchat",
 	}
 }
 
@@ -125,6 +134,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.ShutdownTimeout <= 0 {
 		return errors.New("serve: timeouts must be positive")
+	}
+	if c.OpenEnvSessions <= 0 {
+		return errors.New("serve: the OpenEnv session cap must be positive")
 	}
 	if len(c.Users) == 0 {
 		return errors.New("serve: no users allowed (want at least one of human, naive, learned:DIR, remote:MODEL)")
@@ -169,6 +181,8 @@ type Server struct {
 	envs  *envCache
 	bytes *budget
 	mux   *http.ServeMux
+	// openenv is the OpenEnv surface's own state (openenv.go).
+	openenv openEnv
 	// started is when the server was built: the models' "created".
 	started time.Time
 	// recovered counts episodes rebuilt here from their id, replayed the
@@ -218,6 +232,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chat))
 	mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	mux.HandleFunc("GET /v1/models/{model...}", s.auth(s.model))
+	s.openEnvRoutes(mux)
 	mux.HandleFunc("/", s.notFound)
 	s.mux = mux
 }
