@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +96,24 @@ type OpenEnvState struct {
 type openEnv struct {
 	sessions atomic.Int64  // WebSocket sessions open
 	seeds    atomic.Uint64 // seeds of resets that name none, in turn
+
+	live     sync.WaitGroup // session handlers running
+	stop     chan struct{}  // closed when the server shuts down
+	stopOnce sync.Once
+}
+
+func (o *openEnv) shutdown() { o.stopOnce.Do(func() { close(o.stop) }) }
+
+// wait waits for the sessions to end, within ctx.
+func (o *openEnv) wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { o.live.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // openEnvRoutes registers OpenEnv's routes. /health, /schema and

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -285,4 +286,61 @@ func jsonFields(t reflect.Type) []string {
 		}
 	}
 	return out
+}
+
+// At shutdown a session answers the step in hand, then closes, and Serve
+// waits for it: the WebSocket is a hijacked connection, which the HTTP
+// server's own shutdown neither waits for nor closes.
+func TestOpenEnvShutdownFinishesTheStepInHand(t *testing.T) {
+	u := slowUser{started: make(chan struct{}, 1), release: make(chan struct{})}
+	s, err := New(DefaultConfig(), Options{Task: taskByName(guessTask{user: u})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+	ws, err := dialOpenEnv(t, "http://"+ln.Addr().String(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.result("reset", map[string]any{"task": "guess"})
+	stepped := make(chan string, 1)
+	go func() { // no t.Fatal off the test's goroutine: the reply or the error goes back
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := ws.c.Write(ctx, websocket.MessageText, []byte(`{"type":"step","data":{"message":"1"}}`)); err != nil {
+			stepped <- err.Error()
+			return
+		}
+		_, raw, err := ws.c.Read(ctx)
+		if err != nil {
+			stepped <- err.Error()
+			return
+		}
+		stepped <- string(raw)
+	}()
+	<-u.started
+	stop() // SIGINT arrives mid-step
+	select {
+	case err := <-served:
+		t.Fatalf("Serve returned (%v) with a step in hand", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(u.release)
+	if got := <-stepped; !strings.Contains(got, `"reply":"ok"`) {
+		t.Errorf("the step in hand: %s", got)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v, want a clean stop", err)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, _, err := ws.c.Read(rctx); err == nil {
+		t.Error("the session is still open after shutdown")
+	}
 }

@@ -39,7 +39,8 @@ type wsReply struct {
 // OpenEnvSessions; one over the cap is answered CAPACITY_REACHED and
 // closed, as OpenEnv's server does. A message is bounded by MaxBodyBytes,
 // its handling by WriteTimeout, and a session idle for EpisodeTTL is
-// closed. An episode the session leaves unfinished is dropped with it.
+// closed, as is every session at shutdown once its message in hand is
+// answered. An episode the session leaves unfinished is dropped with it.
 func (s *Server) openEnvSession(w http.ResponseWriter, r *http.Request) {
 	// The server's read and write deadlines were set for one request; the
 	// session sets its own per message.
@@ -65,10 +66,23 @@ func (s *Server) openEnvSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.openenv.sessions.Add(-1)
+	s.openenv.live.Add(1)
+	defer s.openenv.live.Done()
+	// Waiting for the next message stops at shutdown (which closes the
+	// connection); a message in hand is answered first.
+	idle, stopIdle := context.WithCancel(ctx)
+	defer stopIdle()
+	go func() {
+		select {
+		case <-s.openenv.stop:
+			stopIdle()
+		case <-idle.Done():
+		}
+	}()
 	var cur *episode
 	defer func() { s.dropUnfinished(cur) }()
 	for {
-		readCtx, cancel := context.WithTimeout(ctx, s.cfg.EpisodeTTL)
+		readCtx, cancel := context.WithTimeout(idle, s.cfg.EpisodeTTL)
 		_, raw, err := c.Read(readCtx)
 		cancel()
 		if err != nil {

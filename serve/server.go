@@ -214,6 +214,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.envs = newEnvCache(opt.Task, opt.User, cfg.MaxEnvironments)
 	s.bytes = &budget{max: cfg.MaxHeldBytes}
 	s.store = newStore(cfg.EpisodeTTL, cfg.MaxEpisodes, opt.Now, s.dropEpisode)
+	s.openenv.stop = make(chan struct{})
 	s.routes()
 	return s, nil
 }
@@ -299,6 +300,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopSweep()
 	go s.store.sweepEvery(sweepCtx, max(s.cfg.EpisodeTTL/4, time.Second))
 
+	// OpenEnv's WebSocket sessions are hijacked connections, which
+	// Shutdown neither closes nor waits for: they are told to stop, finish
+	// the message in hand, and are waited for below.
+	srv.RegisterOnShutdown(s.openenv.shutdown)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("serving", "addr", ln.Addr().String(), "auth", s.cfg.Token != "", "chat", s.opt.Chat != nil,
@@ -315,6 +320,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := srv.Shutdown(shutCtx); err != nil {
 		srv.Close()
 		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	if err := s.openenv.wait(shutCtx); err != nil {
+		return fmt.Errorf("serve: shutdown: OpenEnv sessions: %w", err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
