@@ -211,6 +211,12 @@ type GenConfig struct {
 	// the ids it returns (lm.SampleConfig.Allow): benchmarks give turns a
 	// fixed shape with it. Default nil.
 	Allow func(n int) []int `json:"-"`
+	// Observe, when set, is called after every sampled token that does not
+	// end conversation i's turn, with the turn's ids so far (the ids are
+	// the sampler's: copy them to keep them). A server streams the turn as
+	// it is sampled with it; the turn is the same with or without it.
+	// Default nil.
+	Observe func(i int, ids []int) `json:"-"`
 }
 
 // DefaultGenConfig returns the documented defaults.
@@ -265,7 +271,7 @@ func (m *Model) GenerateKV(convs [][]tokenizer.Message, role string, gc GenConfi
 	}
 	comps, err := m.LM.SampleKV(prompts, kvs, lm.SampleConfig{
 		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
-		Force: m.forcer(tool, convs), MaxForced: maxForced(tool, gc.MaxNewTokens), Allow: allow(gc.Allow),
+		Force: observe(m.forcer(tool, convs), gc.Observe), MaxForced: maxForced(tool, gc.MaxNewTokens), Allow: allow(gc.Allow),
 	}, rngs)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
@@ -290,6 +296,21 @@ func allow(f func(int) []int) func(int, int) []int {
 		return nil
 	}
 	return func(_, n int) []int { return f(n) }
+}
+
+// observe calls see with every token's turn so far before force writes
+// its part: the sampler's one per-token hook serves both.
+func observe(force func(int, []int) []int, see func(int, []int)) func(int, []int) []int {
+	if see == nil {
+		return force
+	}
+	return func(i int, ids []int) []int {
+		see(i, ids)
+		if force == nil {
+			return nil
+		}
+		return force(i, ids)
+	}
 }
 
 // forcer adapts a tool to the sampler: after every sampled token the tool
@@ -335,6 +356,10 @@ func maxForced(tool dialog.Tool, maxNew int) int {
 	return 0
 }
 
+// MinPrompt is the fewest prompt tokens Prompt leaves room for: a context
+// that holds less beside the new tokens cannot hold a turn's framing.
+const MinPrompt = 8
+
 // Prompt renders the prompt for the next turn of role, dropping the
 // oldest turns until it leaves room for maxNew tokens. The system turn and
 // the first turn after it (the user's opening: the problem or request) are
@@ -342,7 +367,7 @@ func maxForced(tool dialog.Tool, maxNew int) int {
 // head of what is left.
 func (m *Model) Prompt(conv []tokenizer.Message, role string, maxNew int) ([]int, error) {
 	limit := m.LM.Config.Context - maxNew
-	if limit < 8 {
+	if limit < MinPrompt {
 		return nil, fmt.Errorf("generate: context %d leaves no room for a prompt with %d new tokens", m.LM.Config.Context, maxNew)
 	}
 	keep := min(2, len(conv)) // system turn and opening

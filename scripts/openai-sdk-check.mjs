@@ -34,12 +34,17 @@ const g2 = await ask({ seed: 6, temperature: 0, max_tokens: 8 }, reply1);
 check(g1.choices[0].message.content === g2.choices[0].message.content, "temperature 0 is greedy: seeds do not matter");
 
 const stream = await client.chat.completions.create({ model: "calibrl-sim", messages: opening, seed: 42, temperature: 1, max_tokens: 40, stream: true, stream_options: { include_usage: true } });
-let text = "", usage = null;
+let text = "", usage = null, chunks = 0;
 for await (const chunk of stream) {
-  if (chunk.choices[0]?.delta?.content) text += chunk.choices[0].delta.content;
+  if (chunk.choices[0]?.delta?.content) { text += chunk.choices[0].delta.content; chunks++; }
   if (chunk.usage) usage = chunk.usage;
 }
 check(text === a.choices[0].message.content && usage?.total_tokens === a.usage.total_tokens, "streaming gives the same completion and usage");
+check(chunks > 1, `streaming sends the turn as it is sampled (${chunks} content chunks)`);
+
+// A plain call, as an SDK user writes it: no max_tokens, no sampling fields.
+const plain = await client.chat.completions.create({ model: "calibrl-sim", messages: opening });
+check(typeof JSON.parse(plain.choices[0].message.content).message === "string", `no max_tokens: answered (${plain.usage.completion_tokens} completion tokens)`);
 
 const refused = async (what, params, wantParam, wantCode) => {
   try {
@@ -58,7 +63,11 @@ await refused("n 2", { n: 2 }, "n");
 const long = [...opening, { role: "assistant", content: '{"message":"hi","end":false}' }];
 for (let i = 0; i < 40; i++) long.push({ role: "user", content: "What number is missing? Please tell me again." }, { role: "assistant", content: '{"message":"It is 4, as I said.","end":false}' });
 long.push({ role: "user", content: "And the other one?" });
-await refused("over-long conversation", { messages: long }, "messages", "context_length_exceeded");
+// Longer than the simulator's context: played as the in-process learned
+// user plays it, the oldest turns after the opening dropped.
+const over = await client.chat.completions.create({ model: "calibrl-sim", messages: long, seed: 3 });
+check(typeof JSON.parse(over.choices[0].message.content).message === "string" && over.usage.prompt_tokens < 512,
+  `over-long conversation: played on ${over.usage.prompt_tokens} prompt tokens`);
 try {
   await client.chat.completions.create({ model: "gpt-4o", messages: opening });
   check(false, "unknown model accepted");

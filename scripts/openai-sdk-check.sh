@@ -2,7 +2,8 @@
 # Checks calibrl serve's OpenAI surface with the official OpenAI Node SDK
 # (npm "openai", installed into a temporary folder): /v1/models, the
 # simulator's wire format (the rows export --kind sim writes), seeds,
-# sampling fields honoured or refused, over-long prompts, streaming, the
+# sampling fields honoured or refused, over-long prompts (played as in
+# process), calls without max_tokens, streaming in chunks, the
 # episode API's seeds, and that a server without --sim is not retried.
 # Needs Go, node and npm (the npm registry); binds only 127.0.0.1 and stops
 # its servers on exit. Not part of the Go suite.

@@ -39,6 +39,12 @@ type ChatRequest struct {
 	TopP        *float64
 	// Seed makes the completion a function of the request alone.
 	Seed *int64
+	// Stream, when set, receives the completion's text as it is written,
+	// piece by piece; the pieces joined are a prefix of the reply's Text
+	// (the server sends the rest when Complete returns). A model that
+	// cannot stream leaves it uncalled. It must not block for long: the
+	// model waits on it.
+	Stream func(piece string)
 }
 
 // ChatReply is a completion: its text, why it stopped ("stop" or
@@ -250,28 +256,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		creq.Messages[i] = dialog.Message{Role: role, Content: text}
 	}
-	reply, err := s.opt.Chat.Complete(r.Context(), creq)
-	var inv *InvalidRequest
-	if errors.As(err, &inv) {
-		writeInvalid(w, inv)
-		return
-	}
-	if err != nil {
-		s.log.Warn("chat completion failed", "err", err)
-		writeError(w, http.StatusInternalServerError, errServer, "completion failed: "+err.Error())
-		return
-	}
-	usage := reply.Usage
-	usage.TotalTokens = usage.PromptTokens + usage.CompletionTokens
-	if reply.Finish == "" {
-		reply.Finish = "stop"
-	}
-	id := "chatcmpl-" + strings.TrimPrefix(newID(), "ep_")
-	created := s.opt.Now().Unix()
 	if req.Stream {
-		s.streamChat(w, id, created, reply.Text, reply.Finish, usage, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
+		s.streamChat(w, r, creq, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 		return
 	}
+	reply, err := s.opt.Chat.Complete(r.Context(), creq)
+	if err != nil {
+		s.completionFailed(w, err)
+		return
+	}
+	usage := reply.settle()
+	id, created := s.completionID()
 	writeJSON(w, http.StatusOK, map[string]any{
 		"id": id, "object": "chat.completion", "created": created, "model": s.opt.ChatName,
 		"choices": []any{map[string]any{
@@ -280,6 +275,33 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		}},
 		"usage": usage,
 	})
+}
+
+// completionFailed answers a completion the model could not write: the
+// client's error (400 naming the field) or the server's.
+func (s *Server) completionFailed(w http.ResponseWriter, err error) {
+	var inv *InvalidRequest
+	if errors.As(err, &inv) {
+		writeInvalid(w, inv)
+		return
+	}
+	s.log.Warn("chat completion failed", "err", err)
+	writeError(w, http.StatusInternalServerError, errServer, "completion failed: "+err.Error())
+}
+
+// settle fills the reply's defaults and returns its usage with the total.
+func (r *ChatReply) settle() Usage {
+	if r.Finish == "" {
+		r.Finish = "stop"
+	}
+	u := r.Usage
+	u.TotalTokens = u.PromptTokens + u.CompletionTokens
+	return u
+}
+
+// completionID names a completion and dates it.
+func (s *Server) completionID() (string, int64) {
+	return "chatcmpl-" + strings.TrimPrefix(newID(), "ep_"), s.opt.Now().Unix()
 }
 
 // remarshal reads a decoded object into v.
@@ -310,34 +332,4 @@ func (s *Server) model(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) modelObject() map[string]any {
 	return map[string]any{"id": s.opt.ChatName, "object": "model", "created": s.started.Unix(), "owned_by": "calibrl"}
-}
-
-// streamChat sends the completion as server-sent events: one chunk with
-// the whole text (the simulator does not generate incrementally here), a
-// closing chunk with finish_reason, optionally usage, then [DONE].
-func (s *Server) streamChat(w http.ResponseWriter, id string, created int64, text, finish string, usage Usage, withUsage bool) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	chunk := func(delta map[string]any, finish any, u *Usage) {
-		c := map[string]any{
-			"id": id, "object": "chat.completion.chunk", "created": created, "model": s.opt.ChatName,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
-		}
-		if u != nil {
-			c["usage"] = u
-			c["choices"] = []any{}
-		}
-		b, _ := json.Marshal(c) // maps of strings and numbers always encode
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	chunk(map[string]any{"role": "assistant", "content": text}, nil, nil)
-	chunk(map[string]any{}, finish, nil)
-	if withUsage {
-		chunk(nil, nil, &usage)
-	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
 }

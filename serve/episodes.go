@@ -177,6 +177,20 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, s.cfg.MaxBodyBytes, &req, true) {
 		return
 	}
+	e, rerr := s.create(r.Context(), req)
+	if rerr != nil {
+		rerr.write(w)
+		return
+	}
+	view := &e.live.Ep.View
+	writeJSON(w, http.StatusCreated, CreateResponse{ID: e.id, Observation: Observation{
+		System: view.System(), Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.live.Ep.Messages...),
+	}})
+}
+
+// create starts the episode req asks for and stores it: the episode API's
+// create and OpenEnv's reset alike.
+func (s *Server) create(ctx context.Context, req CreateRequest) (*episode, *replyError) {
 	k := episodeKey{Task: req.Task, Split: req.Split, User: req.User, Sample: req.Sample, MaxTurns: req.MaxTurns, Nonce: newKeyNonce()}
 	if k.Split == "" {
 		k.Split = "train"
@@ -192,39 +206,31 @@ func (s *Server) createEpisode(w http.ResponseWriter, r *http.Request) {
 		k.Index = *req.Index
 	}
 	if ke := s.check(k); ke != nil {
-		writeErrorCode(w, http.StatusBadRequest, errInvalid, "", ke.Param, ke.Message)
-		return
+		return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, param: ke.Param, message: ke.Message}
 	}
 	k.Seed = Seed(rollout.EpisodeSeed(uint64(req.Seed), k.Index, k.Sample))
 	if req.EpisodeSeed != nil {
 		k.Seed = *req.EpisodeSeed
 	}
-	e, rerr := s.open(r.Context(), k)
+	e, rerr := s.open(ctx, k)
 	if rerr != nil {
-		rerr.write(w)
-		return
+		return nil, rerr
 	}
 	if !s.bytes.reserve(e, messageBytes(e.live.Ep.Messages)) {
 		s.dropUnstored(e)
-		s.serverFull().write(w)
-		return
+		return nil, s.serverFull()
 	}
 	held, err := s.store.add(e)
 	if err != nil {
 		s.dropUnstored(e)
-		writeError(w, http.StatusTooManyRequests, errCapacity, fmt.Sprintf("%v (cap %d): finish or DELETE episodes, or wait for them to expire", err, s.cfg.MaxEpisodes))
-		return
+		return nil, &replyError{status: http.StatusTooManyRequests, typ: errCapacity, message: fmt.Sprintf("%v (cap %d): finish or DELETE episodes, or wait for them to expire", err, s.cfg.MaxEpisodes)}
 	}
 	if held != e { // the id was taken (ids carry a random nonce: never seen)
 		s.dropUnstored(e)
-		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is held already; create it again", e.id))
-		return
+		return nil, &replyError{status: http.StatusConflict, typ: errConflict, message: fmt.Sprintf("episode %s is held already; create it again", e.id)}
 	}
 	s.log.Debug("episode created", "id", e.id, "task", k.Task, "split", k.Split, "index", k.Index, "user", k.User)
-	view := &e.live.Ep.View
-	writeJSON(w, http.StatusCreated, CreateResponse{ID: e.id, Observation: Observation{
-		System: view.System(), Instructions: view.Instructions, Draft: view.Draft, Messages: append([]dialog.Message(nil), e.live.Ep.Messages...),
-	}})
+	return e, nil
 }
 
 // open begins the episode k names and has the user open it: the one way
@@ -334,39 +340,47 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if e.live.Done() {
-		writeError(w, http.StatusConflict, errConflict, fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.live.Ep.End))
+	resp, rerr := s.play(r.Context(), e, req.Message)
+	if rerr != nil {
+		rerr.write(w)
 		return
 	}
-	before, n := messageBytes(e.live.Ep.Messages), int64(len(req.Message))
+	resp.Info.Replayed = replayed
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// play is a client's turn on e, whose lock the caller holds: refused once
+// the episode is over or past its bytes, else the step. The episode API's
+// turn and OpenEnv's step alike.
+func (s *Server) play(ctx context.Context, e *episode, text string) (TurnResponse, *replyError) {
+	if e.live.Done() {
+		return TurnResponse{}, &replyError{status: http.StatusConflict, typ: errConflict, message: fmt.Sprintf("episode %s is over (%s); read it with GET or start another", e.id, e.live.Ep.End)}
+	}
+	before, n := messageBytes(e.live.Ep.Messages), int64(len(text))
 	if before+n > s.cfg.MaxEpisodeBytes {
-		writeErrorCode(w, http.StatusRequestEntityTooLarge, errTooLarge, "episode_bytes_exceeded", "message", fmt.Sprintf(
-			"episode %s holds %d bytes of messages and this one is %d: an episode holds at most %d (--max-episode-bytes); send a shorter message or start another episode", e.id, before, n, s.cfg.MaxEpisodeBytes))
-		return
+		return TurnResponse{}, &replyError{status: http.StatusRequestEntityTooLarge, typ: errTooLarge, code: "episode_bytes_exceeded", param: "message", message: fmt.Sprintf(
+			"episode %s holds %d bytes of messages and this one is %d: an episode holds at most %d (--max-episode-bytes); send a shorter message or start another episode", e.id, before, n, s.cfg.MaxEpisodeBytes)}
 	}
 	if !s.bytes.reserve(e, n) {
-		s.serverFull().write(w)
-		return
+		return TurnResponse{}, s.serverFull()
 	}
 	// The environment answers the turn before the user does, as in the
 	// rollout; a turn the user could not answer is not recorded, so the
 	// client may send it again.
-	resp, err := e.step(r.Context(), req.Message)
+	resp, err := e.step(ctx, text)
 	s.bytes.settle(e, messageBytes(e.live.Ep.Messages))
 	if err != nil {
 		status := http.StatusBadGateway
-		if r.Context().Err() != nil {
+		if ctx.Err() != nil {
 			status = 499 // the client left; nobody reads this reply
 		}
 		s.log.Warn("user reply failed", "id", e.id, "err", err)
-		writeError(w, status, errServer, "user could not reply: "+err.Error())
-		return
+		return TurnResponse{}, &replyError{status: status, typ: errServer, message: "user could not reply: " + err.Error()}
 	}
-	resp.Info.Replayed = replayed
 	if resp.Done {
 		s.log.Debug("episode done", "id", e.id, "end", resp.Info.End, "reward", resp.Reward, "turns", resp.Info.Turn)
 	}
-	writeJSON(w, http.StatusOK, resp)
+	return resp, nil
 }
 
 func (s *Server) lookup(w http.ResponseWriter, r *http.Request) (*episode, bool) {
@@ -383,7 +397,13 @@ func (s *Server) getEpisode(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	writeJSON(w, http.StatusOK, e.transcript())
+}
+
+// transcript is the episode as clients may read it.
+func (e *episode) transcript() Transcript {
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	ep := &e.live.Ep
 	t := Transcript{
 		ID: e.id, Task: ep.Task, Split: ep.Split, User: ep.User, EpisodeSeed: Seed(ep.Seed), Index: ep.Index, Sample: ep.Sample, MaxTurns: ep.MaxTurns,
@@ -393,8 +413,7 @@ func (s *Server) getEpisode(w http.ResponseWriter, r *http.Request) {
 	for _, m := range ep.Messages {
 		t.Tokens += m.Tokens
 	}
-	e.mu.Unlock()
-	writeJSON(w, http.StatusOK, t)
+	return t
 }
 
 func (s *Server) deleteEpisode(w http.ResponseWriter, r *http.Request) {

@@ -98,6 +98,8 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	want := map[string][]string{
 		"/healthz": {"get"}, "/v1/episodes": {"post"}, "/v1/episodes/{id}": {"get", "delete"},
 		"/v1/episodes/{id}/turns": {"post"}, "/v1/chat/completions": {"post"},
+		"/ws": {"get"}, "/reset": {"post"}, "/step": {"post"}, "/state": {"get"},
+		"/schema": {"get"}, "/health": {"get"}, "/metadata": {"get"},
 	}
 	for path, methods := range want {
 		for _, m := range methods {

@@ -87,6 +87,13 @@ type Config struct {
 	// among them; they never make the server load an arbitrary path.
 	// Default human and naive.
 	Users []string
+	// OpenEnvSessions caps OpenEnv WebSocket sessions (/ws) open at once:
+	// a trainer running G rollouts in parallel holds G. OpenEnv's own
+	// server defaults to 1, which serialises parallel GRPO. Default 256.
+	OpenEnvSessions int
+	// OpenEnvTask is the task an OpenEnv reset that names none plays.
+	// Default "mathchat".
+	OpenEnvTask string
 }
 
 // DefaultConfig returns the defaults documented on Config.
@@ -105,6 +112,8 @@ func DefaultConfig() Config {
 		MaxEpisodeBytes: 8 << 20,
 		MaxHeldBytes:    1 << 30,
 		Users:           []string{"human", "naive"},
+		OpenEnvSessions: 256,
+		OpenEnvTask:     "mathchat",
 	}
 }
 
@@ -125,6 +134,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.ShutdownTimeout <= 0 {
 		return errors.New("serve: timeouts must be positive")
+	}
+	if c.OpenEnvSessions <= 0 {
+		return errors.New("serve: the OpenEnv session cap must be positive")
 	}
 	if len(c.Users) == 0 {
 		return errors.New("serve: no users allowed (want at least one of human, naive, learned:DIR, remote:MODEL)")
@@ -169,6 +181,8 @@ type Server struct {
 	envs  *envCache
 	bytes *budget
 	mux   *http.ServeMux
+	// openenv is the OpenEnv surface's own state (openenv.go).
+	openenv openEnv
 	// started is when the server was built: the models' "created".
 	started time.Time
 	// recovered counts episodes rebuilt here from their id, replayed the
@@ -200,6 +214,7 @@ func New(cfg Config, opt Options) (*Server, error) {
 	s.envs = newEnvCache(opt.Task, opt.User, cfg.MaxEnvironments)
 	s.bytes = &budget{max: cfg.MaxHeldBytes}
 	s.store = newStore(cfg.EpisodeTTL, cfg.MaxEpisodes, opt.Now, s.dropEpisode)
+	s.openenv.stop = make(chan struct{})
 	s.routes()
 	return s, nil
 }
@@ -218,6 +233,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /v1/chat/completions", s.auth(s.chat))
 	mux.HandleFunc("GET /v1/models", s.auth(s.models))
 	mux.HandleFunc("GET /v1/models/{model...}", s.auth(s.model))
+	s.openEnvRoutes(mux)
 	mux.HandleFunc("/", s.notFound)
 	s.mux = mux
 }
@@ -284,6 +300,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer stopSweep()
 	go s.store.sweepEvery(sweepCtx, max(s.cfg.EpisodeTTL/4, time.Second))
 
+	// OpenEnv's WebSocket sessions are hijacked connections, which
+	// Shutdown neither closes nor waits for: they are told to stop, finish
+	// the message in hand, and are waited for below.
+	srv.RegisterOnShutdown(s.openenv.shutdown)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("serving", "addr", ln.Addr().String(), "auth", s.cfg.Token != "", "chat", s.opt.Chat != nil,
@@ -300,6 +320,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := srv.Shutdown(shutCtx); err != nil {
 		srv.Close()
 		return fmt.Errorf("serve: shutdown: %w", err)
+	}
+	if err := s.openenv.wait(shutCtx); err != nil {
+		return fmt.Errorf("serve: shutdown: OpenEnv sessions: %w", err)
 	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)

@@ -81,21 +81,27 @@ func (s *Simulator) Complete(ctx context.Context, req ChatRequest) (ChatReply, e
 		gc.TopP = *req.TopP
 	}
 	m := s.user.Model
-	ids, _, err := m.Tok.RenderPrompt(conv, string(dialog.RoleUser))
+	// The prompt is the one the in-process learned user samples from: the
+	// same chatlm.Model.Prompt drops the oldest turns after the system turn
+	// and the opening when the conversation outgrows the context, so a
+	// served conversation plays on where the in-process one does. Only a
+	// bound that leaves no room for any prompt is refused.
+	if room := s.Context() - gc.MaxNewTokens; room < chatlm.MinPrompt {
+		return ChatReply{}, &InvalidRequest{Param: "max_tokens", Code: "context_length_exceeded", Message: fmt.Sprintf(
+			"this model's maximum context length is %d tokens and the reply may take %d (max_tokens, or the simulator's turn bound), which leaves %d for the conversation (at least %d): lower max_tokens",
+			s.Context(), gc.MaxNewTokens, room, chatlm.MinPrompt)}
+	}
+	ids, err := m.Prompt(conv, string(dialog.RoleUser), gc.MaxNewTokens)
 	if err != nil {
 		return ChatReply{}, fmt.Errorf("render the simulator's prompt: %w", err)
-	}
-	// Refuse rather than cut: the in-process user drops the oldest turns
-	// to fit, a client that sent them would never know.
-	if ctxLen := s.Context(); len(ids)+gc.MaxNewTokens > ctxLen {
-		return ChatReply{}, &InvalidRequest{Param: "messages", Code: "context_length_exceeded", Message: fmt.Sprintf(
-			"this model's maximum context length is %d tokens: the conversation is %d tokens in the simulator's own context and the reply may take %d (max_tokens, or the simulator's turn bound): shorten the conversation or lower max_tokens",
-			ctxLen, len(ids), gc.MaxNewTokens)}
 	}
 	// The turn is written by a session of the same simulator with this
 	// request's sampling, so it is what the in-process learned user writes
 	// for this context (its fallbacks included: the task's opening for an
 	// unusable opening, reply.Unclear for an unusable reply).
+	if req.Stream != nil {
+		gc.Observe = turnStreamer(m.Tok, req.Stream)
+	}
 	gen := &chatlm.User{Model: m, Oracle: s.user.Oracle, Judge: s.user.Judge, Gen: gc}
 	s.mu.Lock()
 	seed := s.rng.Uint64()

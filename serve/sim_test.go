@@ -155,8 +155,22 @@ func toExport(msgs []dialog.Message) []export.Message {
 // Closed loop: a remote:MODEL user pointed at the served simulator plays
 // the same episodes as the in-process learned user, within sampling error
 // (their random streams differ: the remote user seeds each request).
+//
+// On the tiny preset's simulator size every conversation outgrows the
+// context: the closed loop holds there too.
 func TestRemoteUserAgainstServedSimulatorMatchesLearned(t *testing.T) {
-	tk, u, _ := testSim(t)
+	for _, size := range []struct {
+		name string
+		sim  func(*testing.T) (task.Task, *chatlm.User, []dialog.Episode)
+	}{{"2048-token context", testSim}, {"tiny preset", tinySim}} {
+		t.Run(size.name, func(t *testing.T) {
+			tk, u, _ := size.sim(t)
+			closedLoop(t, tk, u)
+		})
+	}
+}
+
+func closedLoop(t *testing.T, tk task.Task, u *chatlm.User) {
 	s, err := New(DefaultConfig(), Options{Task: task.Lookup, Chat: NewSimulator(u, tk, 1), ChatName: "sim"})
 	if err != nil {
 		t.Fatal(err)

@@ -42,12 +42,22 @@ verl, TRL, OpenRLHF or SkyRL can drive them:
   GET  /v1/models                the --sim model (--sim-name)
   GET  /healthz, /openapi.yaml
 
+and OpenEnv's environment interface (docs/openenv.md), on the same episodes:
+
+  GET  /ws                       OpenEnv's WebSocket session (EnvClient):
+                                 {"type":"reset","data":{"task","seed",...}},
+                                 {"type":"step","data":{"message"}}, state, close
+  POST /reset, POST /step, GET /state, GET /schema, GET /health, GET /metadata
+
 The simulator's own context (and the task's check on each delivered
 answer, for a simulator trained with it) is rebuilt inside the server, so
 --user remote:NAME --remote-url http://HOST/v1 plays the same simulator as
---user learned:DIR. max_tokens, temperature, top_p and seed are honoured;
-other sampling fields, and conversations longer than the simulator's
-context, are refused with 400 naming the field.
+--user learned:DIR: a conversation longer than the simulator's context
+loses its oldest turns after the opening, as in process, and a request
+without max_tokens takes the simulator's turn bound. max_tokens,
+temperature, top_p and seed are honoured; other sampling fields are
+refused with 400 naming the field. A stream sends the turn as it is
+sampled.
 
 The reward comes on the final turn (the user ended, or --max-turns). Users
 clients may ask for are listed with --users; remote:MODEL users talk to
@@ -138,6 +148,8 @@ flight finish.`,
 	fl.Int64Var(&cfg.MaxHeldBytes, "max-held-bytes", cfg.MaxHeldBytes, "message bytes all held episodes may hold together; a new episode or turn past it gets 429")
 	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request's handling and reply (a turn may wait on a remote user)")
 	fl.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for requests in flight")
+	fl.IntVar(&cfg.OpenEnvSessions, "openenv-sessions", cfg.OpenEnvSessions, "OpenEnv WebSocket sessions (/ws) open at once: one per rollout a trainer runs in parallel (OpenEnv's own server allows 1)")
+	fl.StringVar(&cfg.OpenEnvTask, "openenv-task", cfg.OpenEnvTask, "task an OpenEnv reset that names none plays")
 	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")
 	fl.StringVar(&simName, "sim-name", "calibrl-sim", "model name of the --sim simulator: /v1/models lists it, requests must name it (remote:NAME)")
 	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling for requests without a seed")
