@@ -16,6 +16,7 @@ import (
 type kvTask struct{ eps []dialog.Episode }
 
 func (kvTask) Name() string { return "add" }
+func (kvTask) Spec() string { return "add" }
 
 func (k kvTask) Instance(split string, i int) (*dialog.Oracle, *dialog.View, error) {
 	e := k.eps[i%len(k.eps)]

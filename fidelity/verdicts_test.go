@@ -13,6 +13,7 @@ import (
 type answerTask struct{}
 
 func (answerTask) Name() string { return "answers" }
+func (answerTask) Spec() string { return "answers" }
 func (answerTask) Instance(string, int) (*dialog.Oracle, *dialog.View, error) {
 	return nil, nil, nil
 }

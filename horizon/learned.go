@@ -15,6 +15,7 @@ import (
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/reproduce"
+	"github.com/calibrl/calibrl/task"
 )
 
 // LearnedConfig sets the learned-model study. One base policy and one
@@ -149,12 +150,12 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 // LevelTask is the task the study plays at horizon h for task, "mathchat"
 // or "mathchat:OPTION" (":ledger", ":nocalc"): its hH level with the same
 // option, "mathchat:h8:ledger".
-func LevelTask(task string, h int) string {
-	base, opt, _ := strings.Cut(task, ":")
-	if opt == "" {
-		return fmt.Sprintf("%s:h%d", base, h)
+func LevelTask(name string, h int) string {
+	n, err := task.ParseName(name)
+	if err != nil {
+		return name // a bad name is left for Lookup to report
 	}
-	return fmt.Sprintf("%s:h%d:%s", base, h, opt)
+	return n.AtLevel(fmt.Sprintf("h%d", h)).String()
 }
 
 // fitArms sets each regime's gaps over the finished horizons and fits

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task"
 )
 
 // Mapping says where a plain chat JSONL record keeps each field of the
@@ -172,6 +173,7 @@ func text(rec map[string]any, path string, required bool) (string, error) {
 
 func (m *Mapping) record(src map[string]any, line int) (Record, error) {
 	rec := Record{Schema: Schema, Task: m.Task, End: m.EndValue, Agent: m.AgentValue}
+	name, _ := task.ParseName(m.Task) // Check reports a bad name
 	var err error
 	if rec.ID = strconv.Itoa(line); m.ID != "" {
 		if rec.ID, err = text(src, m.ID, true); err != nil {
@@ -184,7 +186,7 @@ func (m *Mapping) record(src map[string]any, line int) (Record, error) {
 		required bool
 	}{
 		{&rec.Instruction, m.Instruction, true}, {&rec.GroundTruth, m.GroundTruth, true},
-		{&rec.Draft, m.Draft, strings.HasPrefix(m.Task, "docedit")}, {&rec.Opening, m.Opening, false},
+		{&rec.Draft, m.Draft, name.Needs(task.OracleDraft)}, {&rec.Opening, m.Opening, false},
 		{&rec.Split, m.Split, true}, {&rec.End, m.End, true}, {&rec.Agent, m.Agent, false},
 	} {
 		if f.path == "" {

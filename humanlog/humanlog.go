@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task"
 )
 
 // Schema is the version every record names.
@@ -151,9 +152,12 @@ func (r *Record) Check() error {
 	case strings.TrimSpace(r.GroundTruth) == "":
 		return fieldErr("ground_truth", "empty")
 	}
-	family, _, _ := strings.Cut(r.Task, ":")
-	if family == "docedit" && strings.TrimSpace(r.Draft) == "" {
-		return fieldErr("draft", "missing: a docedit conversation needs the document the agent started from")
+	n, err := task.ParseName(r.Task)
+	if err != nil {
+		return fieldErr("task", "%v", err)
+	}
+	if n.Needs(task.OracleDraft) && strings.TrimSpace(r.Draft) == "" {
+		return fieldErr("draft", "missing: a %s conversation needs the document the agent started from", n.Family)
 	}
 	for i, f := range r.HiddenFacts {
 		if strings.TrimSpace(f.Text) == "" {

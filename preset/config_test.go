@@ -2,6 +2,7 @@ package preset
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/calibrl/calibrl/chatlm"
@@ -88,7 +89,7 @@ func TestTaskNameAddsTheLevel(t *testing.T) {
 	}{
 		{tiny, "mathchat", "mathchat:easy"},
 		{tiny, "mathchat:h4", "mathchat:h4"},
-		{tiny, "mathchat:data=/x#sha256:00", "mathchat:data=/x#sha256:00"},
+		{tiny, "mathchat:data=sha256:" + strings.Repeat("0", 64), "mathchat:data=sha256:" + strings.Repeat("0", 64)},
 		{quick, "mathchat", "mathchat"},
 		{quick.For("docedit"), "docedit", "docedit:easy"},
 		{quick.For("docedit"), "docedit:quote:leak=2x", "docedit:easy:quote:leak=2x"},

@@ -120,7 +120,7 @@ func TestRecalibrationValidate(t *testing.T) {
 // budget.
 func TestForSizesTheTaskFamily(t *testing.T) {
 	quick, _ := Get("quick")
-	for _, name := range []string{"docedit", "docedit:easy", "docedit:data=/x#sha256:00"} {
+	for _, name := range []string{"docedit", "docedit:easy", "docedit:data=sha256:" + strings.Repeat("0", 64)} {
 		p := quick.For(name)
 		if p.Level != "easy" || p.PolicySFT.Steps != 1200 || p.SimSFT.Steps != 700 || p.RL.Iterations != 16 || p.EvalEpisodes != 300 {
 			t.Errorf("%s: level %q, SFT %d and %d steps, %d RL iterations, %d eval episodes; want easy, 1200, 700, 16, 300",

@@ -137,6 +137,7 @@ func TestJudge(t *testing.T) {
 type guessTask struct{}
 
 func (guessTask) Name() string { return "guess" }
+func (guessTask) Spec() string { return "guess" }
 func (guessTask) Instance(split string, i int) (*dialog.Oracle, *dialog.View, error) {
 	o := testOracle()
 	o.ID = fmt.Sprintf("guess/%s/%d", split, i)

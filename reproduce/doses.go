@@ -29,7 +29,7 @@ import (
 func Doses(ctx context.Context, cfg Config, doses []string) error {
 	base := task.StripDoses(cfg.Task)
 	for _, d := range doses {
-		if d == "" || task.StripDoses(base+":"+d) != base {
+		if !task.OnlyDoses(d) || task.StripDoses(base+":"+d) != base {
 			return fmt.Errorf("reproduce: dose %q: want options that change only the naive simulator or the reward (leak=DOSEx, syc=DOSEx, reward=acceptance)", d)
 		}
 		if _, err := task.Lookup(base + ":" + d); err != nil {

@@ -29,6 +29,9 @@ import (
 // Task is what the rollout needs of a task.
 type Task interface {
 	Name() string
+	// Spec is the name that rebuilds the task ("mathchat:easy"), which
+	// its episodes record.
+	Spec() string
 	Instance(split string, index int) (*dialog.Oracle, *dialog.View, error)
 	Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score
 }
@@ -145,7 +148,7 @@ func Play(ctx context.Context, task Task, agent dialog.Agent, user dialog.User, 
 		for g := 0; g < cfg.Group; g++ {
 			eps = append(eps, Begin(dialog.Episode{
 				ID:       fmt.Sprintf("%s/%s/%d/%d", task.Name(), cfg.Split, index, g),
-				Task:     dialog.TaskName(task),
+				Task:     task.Spec(),
 				Split:    cfg.Split,
 				MaxTurns: cfg.MaxTurns,
 				Agent:    cfg.AgentName,

@@ -17,6 +17,7 @@ import (
 type guessTask struct{}
 
 func (guessTask) Name() string { return "guess" }
+func (guessTask) Spec() string { return "guess" }
 func (guessTask) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
 	if index < 0 {
 		return nil, nil, errors.New("bad index")

@@ -22,6 +22,7 @@ import (
 type guessTask struct{ user dialog.User }
 
 func (guessTask) Name() string { return "guess" }
+func (guessTask) Spec() string { return "guess" }
 func (guessTask) Instance(split string, i int) (*dialog.Oracle, *dialog.View, error) {
 	return &dialog.Oracle{Task: "guess", ID: fmt.Sprintf("guess/%s/%d", split, i), Split: split, Truth: strconv.Itoa(i % 10),
 			Instruction: "guess", Opening: "guess my number (0-9)"},

@@ -3,97 +3,129 @@ package task
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
-
-	"github.com/calibrl/calibrl/dialog"
-	"github.com/calibrl/calibrl/task/docedit"
-	"github.com/calibrl/calibrl/task/mathchat"
+	"sync"
 )
 
 // A task can take its instances from the user's own data instead of its
 // generator: mathchat from a GSM8K-format folder (train.jsonl, test.jsonl)
 // or file, docedit from a corpus (a folder of .txt files, one .txt file,
 // or a JSONL file of {"id","title","text"} records). The data is the last
-// option of the task's name, with its content hash:
+// option of the task's name, by its content hash alone:
 //
-//	mathchat:data=/abs/gsm8k#sha256:HEX
-//	docedit:easy:data=/abs/corpus#sha256:HEX
+//	mathchat:data=sha256:HEX
+//	docedit:easy:data=sha256:HEX
 //
 // so that everything that records a task name (episode logs, checkpoint
-// and run manifests, exports, served episodes) records which data, by path
-// and content, and rebuilds the same instances from it; a name whose data
-// has changed since is refused. WithData writes such a name from --data;
-// Lookup also takes one without the hash and records it with the hash.
+// and run manifests, exports, served episodes) says which data without
+// saying where one host keeps it: a dataset exported on one machine
+// replays on another that holds the same bytes at any path, and no path
+// leaks into what is shared. Each process says where its data lies with
+// UseData (the --data flag); a name whose data no --data holds is refused.
+// Names written by older versions ("data=/abs/path#sha256:HEX") still
+// build: their path is tried when no --data holds the hash.
 
-// dataOption starts the data option; the path runs to the end of the name
-// (or to its hash), so it may hold colons.
-const dataOption = ":data="
+// shelf is where this process holds data, by family and content hash.
+var shelf = struct {
+	sync.Mutex
+	paths map[[2]string]string // {family, sha256} -> absolute path
+}{paths: map[[2]string]string{}}
 
-// hashPrefix separates the path from its content hash.
-const hashPrefix = "#sha256:"
-
-// Data is the identity of a task's data.
-type Data struct {
-	// Path is the absolute path of the folder or file.
-	Path string `json:"path"`
-	// SHA256 is the hex content hash (DataHash).
-	SHA256 string `json:"sha256"`
+// UseData hashes the data of family at path and holds it for the names
+// that name it by hash (Lookup). Calling it again with the same data is
+// harmless.
+func UseData(family, path string) (Data, error) {
+	if _, ok := families[family]; !ok {
+		return Data{}, fmt.Errorf("data %s: unknown task %q", path, family)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Data{}, fmt.Errorf("data %s: %w", path, err)
+	}
+	sum, err := DataHash(family, abs)
+	if err != nil {
+		return Data{}, err
+	}
+	shelf.Lock()
+	shelf.paths[[2]string{family, sum}] = abs
+	shelf.Unlock()
+	return Data{SHA256: sum}, nil
 }
 
-// DataOf returns the data a task name carries, ok false for a name
-// without data. The hash is empty when the name gave none.
-func DataOf(name string) (d Data, ok bool) {
-	i := strings.Index(name, dataOption)
-	if i < 0 {
-		return Data{}, false
+// resolveData finds where n's data lies on this host: where UseData put
+// data with its hash, else the path n came with, whose content must still
+// have the hash n records. It returns n with its data named by hash alone.
+func resolveData(n Name) (Name, string, error) {
+	if h := n.Data.SHA256; h != "" {
+		shelf.Lock()
+		p, ok := shelf.paths[[2]string{n.Family, h}]
+		shelf.Unlock()
+		if ok {
+			// Read again: the bytes may have changed since UseData.
+			sum, err := DataHash(n.Family, p)
+			if err != nil {
+				return n, "", err
+			}
+			if sum != h {
+				return n, "", fmt.Errorf("the data at %s has changed since it was recorded (sha256 %s, now %s)", p, h, sum)
+			}
+			n.Data = Data{SHA256: h}
+			return n, p, nil
+		}
+		if n.Data.Path == "" {
+			return n, "", fmt.Errorf("no --data here holds the data with sha256 %s (give a copy of it, at any path, with --data)", h)
+		}
 	}
-	rest := name[i+len(dataOption):]
-	if j := strings.LastIndex(rest, hashPrefix); j >= 0 {
-		return Data{Path: rest[:j], SHA256: rest[j+len(hashPrefix):]}, true
+	abs, err := filepath.Abs(n.Data.Path)
+	if err != nil {
+		return n, "", err
 	}
-	return Data{Path: rest}, true
-}
-
-// withoutData returns name without its data option.
-func withoutData(name string) string {
-	if i := strings.Index(name, dataOption); i >= 0 {
-		return name[:i]
+	sum, err := DataHash(n.Family, abs)
+	if err != nil {
+		return n, "", err
 	}
-	return name
+	if n.Data.SHA256 != "" && n.Data.SHA256 != sum {
+		return n, "", fmt.Errorf("the data at %s has changed since it was recorded (sha256 %s, now %s)", abs, n.Data.SHA256, sum)
+	}
+	n.Data = Data{SHA256: sum}
+	return n, abs, nil
 }
 
 // Family is the task family a name builds ("mathchat" for
-// "mathchat:easy:data=/x#sha256:…").
+// "mathchat:easy:data=sha256:…"), or "" for a name that does not parse.
 func Family(name string) string {
-	base, _, _ := strings.Cut(withoutData(name), ":")
-	return base
+	n, err := ParseName(name)
+	if err != nil {
+		return ""
+	}
+	return n.Family
 }
 
-// WithData returns name with the data at path as its last option: the
-// path made absolute and the data's content hash, checked to load as the
-// task's data. An empty path returns name unchanged.
+// WithData returns name with the data at path as its last option, by
+// content hash, after checking that the data loads as the task's; the
+// process holds the data for the names that name it (UseData). An empty
+// path returns name unchanged.
 func WithData(name, path string) (string, error) {
 	if path == "" {
 		return name, nil
 	}
-	if _, ok := DataOf(name); ok {
-		return "", fmt.Errorf("task %q already names its data; --data %s is one too many", name, path)
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", fmt.Errorf("--data %s: %w", path, err)
-	}
-	t, err := Lookup(name + dataOption + abs)
+	n, err := ParseName(name)
 	if err != nil {
 		return "", err
 	}
-	return dialog.TaskName(t), nil
+	if !n.Data.IsZero() {
+		return "", fmt.Errorf("task %q already names its data; --data %s is one too many", name, path)
+	}
+	if n.Data, err = UseData(n.Family, path); err != nil {
+		return "", fmt.Errorf("task %q: %w", name, err)
+	}
+	if _, err := Build(n); err != nil {
+		return "", err
+	}
+	return n.String(), nil
 }
 
 // DataHash is the content hash of a task family's data at path: for a file
@@ -114,15 +146,13 @@ func DataHash(family, path string) (string, error) {
 		}
 		return hex.EncodeToString(h.Sum(nil)), nil
 	}
-	var files []string
-	switch family {
-	case "mathchat":
-		files = []string{filepath.Join(path, "train.jsonl"), filepath.Join(path, "test.jsonl")}
-	default:
-		if files, err = filepath.Glob(filepath.Join(path, "*.txt")); err != nil {
-			return "", fmt.Errorf("data %s: %w", path, err)
-		}
-		sort.Strings(files)
+	f, ok := families[family]
+	if !ok {
+		return "", fmt.Errorf("data %s: unknown task %q", path, family)
+	}
+	files, err := f.dataFiles(path)
+	if err != nil {
+		return "", fmt.Errorf("data %s: %w", path, err)
 	}
 	for _, f := range files {
 		st, err := os.Stat(f)
@@ -147,41 +177,4 @@ func hashFile(w io.Writer, path string) error {
 		return fmt.Errorf("data %s: %w", path, err)
 	}
 	return nil
-}
-
-// withDataOf builds t's copy on the data the name carries, checks the
-// data's hash against the name's, and returns the name to record (with
-// the hash).
-func withDataOf(t Task, name string) (Task, string, error) {
-	d, _ := DataOf(name)
-	if d.Path == "" {
-		return nil, "", fmt.Errorf("task %q: data= names no path", name)
-	}
-	if !filepath.IsAbs(d.Path) {
-		abs, err := filepath.Abs(d.Path)
-		if err != nil {
-			return nil, "", fmt.Errorf("task %q: %w", name, err)
-		}
-		d.Path = abs
-	}
-	sum, err := DataHash(t.Name(), d.Path)
-	if err != nil {
-		return nil, "", fmt.Errorf("task %q: %w", name, err)
-	}
-	if d.SHA256 != "" && d.SHA256 != sum {
-		return nil, "", fmt.Errorf("task %q: the data at %s has changed since it was recorded (sha256 %s, now %s)", name, d.Path, d.SHA256, sum)
-	}
-	var out Task
-	switch x := t.(type) {
-	case *mathchat.Task:
-		out, err = x.WithGSM8K(d.Path)
-	case *docedit.Task:
-		out, err = x.WithCorpus(d.Path)
-	default:
-		err = errors.New("this task takes no data")
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("task %q: %w", name, err)
-	}
-	return out, withoutData(name) + dataOption + d.Path + hashPrefix + sum, nil
 }

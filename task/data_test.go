@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/calibrl/calibrl/dialog"
 )
 
 func TestWithDataRecordsPathAndHash(t *testing.T) {
@@ -23,9 +21,9 @@ func TestWithDataRecordsPathAndHash(t *testing.T) {
 			t.Fatalf("WithData(%s, %s): %v", c.name, c.path, err)
 		}
 		abs, _ := filepath.Abs(c.path)
-		d, ok := DataOf(full)
-		if !ok || d.Path != abs || len(d.SHA256) != 64 || !strings.HasPrefix(full, c.name+":data=") {
-			t.Fatalf("WithData(%s, %s) = %q (%+v)", c.name, c.path, full, d)
+		n, err := ParseName(full)
+		if err != nil || n.Data.Path != "" || len(n.Data.SHA256) != 64 || full != c.name+":data=sha256:"+n.Data.SHA256 || strings.Contains(full, abs) {
+			t.Fatalf("WithData(%s, %s) = %q (%+v, %v)", c.name, c.path, full, n, err)
 		}
 		if Family(full) != strings.SplitN(c.name, ":", 2)[0] {
 			t.Fatalf("Family(%q) = %q", full, Family(full))
@@ -34,8 +32,8 @@ func TestWithDataRecordsPathAndHash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if dialog.TaskName(tk) != full {
-			t.Fatalf("recorded name %q, want %q", dialog.TaskName(tk), full)
+		if tk.Spec() != full {
+			t.Fatalf("recorded name %q, want %q", tk.Spec(), full)
 		}
 		for _, split := range Splits {
 			o, _, err := tk.Instance(split, 0)
@@ -43,10 +41,12 @@ func TestWithDataRecordsPathAndHash(t *testing.T) {
 				t.Fatalf("%s %s instance 0: family %q, %v", full, split, o.Family, err)
 			}
 		}
-		// Without the hash, Lookup records it.
-		short, err := Lookup(c.name + ":data=" + c.path)
-		if err != nil || dialog.TaskName(short) != full {
-			t.Fatalf("Lookup without hash: %q, %v; want %q", dialog.TaskName(short), err, full)
+		// Without the hash, Lookup records it; an old name's path goes.
+		for _, old := range []string{c.name + ":data=" + c.path, c.name + ":data=" + abs + "#sha256:" + n.Data.SHA256} {
+			short, err := Lookup(old)
+			if err != nil || short.Spec() != full {
+				t.Fatalf("Lookup(%s): %v, %v; want %q", old, short, err, full)
+			}
 		}
 	}
 	// A single file's hash is its sha256sum.
@@ -56,8 +56,8 @@ func TestWithDataRecordsPathAndHash(t *testing.T) {
 		t.Fatalf("file hash %s, want sha256sum %x", got, sum)
 	}
 	// The embedded default needs no data.
-	if _, ok := DataOf("mathchat:easy"); ok {
-		t.Fatal("DataOf(mathchat:easy) reports data")
+	if n, _ := ParseName("mathchat:easy"); !n.Data.IsZero() {
+		t.Fatal("mathchat:easy names data")
 	}
 }
 
@@ -83,6 +83,7 @@ func TestDataRefused(t *testing.T) {
 		{"mathchat:" + dir, "is not a level; give a data folder or file with --data"},
 		{"mathchat:data=" + filepath.Join(dir, "missing"), "no such file"},
 		{"mathchat:data=", "names no path"},
+		{"mathchat:data=sha256:" + strings.Repeat("0", 64), "no --data here holds the data with sha256 0000"},
 		{"docedit:data=testdata/gsm8k", "no .txt files"},
 		{"mathchat:data=testdata/corpus", "train.jsonl"},
 	} {

@@ -190,10 +190,10 @@ func TestMathchatAcceptanceReward(t *testing.T) {
 
 func TestStripDosesAndWithLevel(t *testing.T) {
 	for name, want := range map[string]string{
-		"docedit:easy:quote:leak=2x:syc=0x": "docedit:easy:quote",
-		"docedit:reward=acceptance":         "docedit",
-		"mathchat:h8:ledger:syc=2x":         "mathchat:h8:ledger",
-		"docedit:leak=0x:data=/x#sha256:00": "docedit:data=/x#sha256:00",
+		"docedit:easy:quote:leak=2x:syc=0x":                      "docedit:easy:quote",
+		"docedit:reward=acceptance":                              "docedit",
+		"mathchat:h8:ledger:syc=2x":                              "mathchat:h8:ledger",
+		"docedit:leak=0x:data=sha256:" + strings.Repeat("0", 64): "docedit:data=sha256:" + strings.Repeat("0", 64),
 	} {
 		if got := StripDoses(name); got != want {
 			t.Errorf("StripDoses(%s) = %s, want %s", name, got, want)

@@ -240,6 +240,7 @@ func benchTokenizer(vocab int) (*tokenizer.Tokenizer, error) {
 type benchTask struct{}
 
 func (benchTask) Name() string { return "bench" }
+func (benchTask) Spec() string { return "bench" }
 
 func (benchTask) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
 	return &dialog.Oracle{Task: "bench", Split: split, ID: fmt.Sprintf("bench/%s/%d", split, index),

@@ -29,6 +29,7 @@ var long = flag.Bool("long", false, "run the slow learning tests")
 type addTask struct{}
 
 func (addTask) Name() string { return "add" }
+func (addTask) Spec() string { return "add" }
 
 func (addTask) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
 	if split != "train" && split != "test" {

@@ -50,6 +50,7 @@ func askCase(split string, index int) (topic, opening string, kind int) {
 type askTask struct{}
 
 func (askTask) Name() string { return "ask" }
+func (askTask) Spec() string { return "ask" }
 
 func (askTask) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
 	if split != "train" && split != "test" {

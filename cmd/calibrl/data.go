@@ -12,7 +12,7 @@ import (
 // dataUsage documents --data on every command that takes --task.
 const dataUsage = "your own data instead of the generated instances: for mathchat a GSM8K-format folder (train.jsonl, test.jsonl) or file, " +
 	"for docedit a folder of .txt files, a .txt file or a JSONL corpus of {\"id\",\"title\",\"text\"}; " +
-	"logs, checkpoints and exports record it in the task name (TASK:data=ABSPATH#sha256:HEX)"
+	"logs, checkpoints and exports record it in the task name by its content (TASK:data=sha256:HEX), never by its path: give --data again (a copy anywhere) to reuse them"
 
 func addDataFlag(f *pflag.FlagSet, p *string) { f.StringVar(p, "data", "", dataUsage) }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task"
 )
 
 func TestDataFlag(t *testing.T) {
@@ -18,7 +19,11 @@ func TestDataFlag(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}
-	if name, _ := s["task"].(string); !strings.HasPrefix(name, "mathchat:data="+gsm+"#sha256:") {
+	sum, err := task.DataHash("mathchat", gsm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name, _ := s["task"].(string); name != "mathchat:data=sha256:"+sum {
 		t.Fatalf("eval records task %q", name)
 	}
 	// Collected logs carry the data; train-sim and the rest rebuild from it.
@@ -43,8 +48,11 @@ func TestDataFlag(t *testing.T) {
 		t.Fatalf("serve without --data: %v", err)
 	}
 	tasks, _ = servedTasks("../../task/testdata/gsm8k")
-	if _, err := tasks("mathchat:easy:data=" + gsm); err != nil {
+	if _, err := tasks("mathchat:easy:data=sha256:" + sum); err != nil {
 		t.Fatalf("serve --data: %v", err)
+	}
+	if _, err := tasks("mathchat:easy:data=" + gsm); err == nil || !strings.Contains(err.Error(), "by its content") {
+		t.Fatalf("serve --data, data named by a path: %v", err)
 	}
 	if _, err := tasks("docedit:data=/etc"); err == nil {
 		t.Fatal("serve --data served another folder")

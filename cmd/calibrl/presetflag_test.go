@@ -20,7 +20,7 @@ func TestPresetTaskAppliesTheLevel(t *testing.T) {
 		{"tiny", "mathchat:h4", "", "mathchat:h4", 2},
 		{"quick", "mathchat", "", "mathchat", 30},
 		{"quick", "docedit", "", "docedit:easy", 16},
-		{"quick", "docedit", corpus, "docedit:easy:data=" + corpus + "#sha256:", 16},
+		{"quick", "docedit", corpus, "docedit:easy:data=sha256:", 16},
 	} {
 		name, data := c.task, c.data
 		p, err := presetTask(c.preset, &name, &data)

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -153,7 +153,7 @@ flight finish.`,
 	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")
 	fl.StringVar(&simName, "sim-name", "calibrl-sim", "model name of the --sim simulator: /v1/models lists it, requests must name it (remote:NAME)")
 	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling for requests without a seed")
-	fl.StringVar(&data, "data", "", "data clients may name in a task (TASK:data=PATH); without it they may name none. "+dataUsage)
+	fl.StringVar(&data, "data", "", "data clients may name in a task, by its content (TASK:data=sha256:HEX, whatever path the exporter had it at); without it they may name none. "+dataUsage)
 	rf.register(cmd)
 	return cmd
 }
@@ -161,22 +161,41 @@ flight finish.`,
 // servedTasks builds the tasks clients name, refusing any data but the
 // one --data allows: a client must not make the server read its files.
 func servedTasks(data string) (func(string) (task.Task, error), error) {
-	allowed := ""
+	held := map[string]task.Data{} // family -> the data --data holds for it
 	if data != "" {
-		abs, err := filepath.Abs(data)
-		if err != nil {
-			return nil, fmt.Errorf("--data: %w", err)
+		var errs []error
+		for _, f := range task.Names() {
+			d, err := task.UseData(f, data)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			held[f] = d
 		}
-		allowed = abs
+		if len(held) == 0 {
+			return nil, fmt.Errorf("--data: %w", errors.Join(errs...))
+		}
 	}
 	return func(name string) (task.Task, error) {
-		if d, ok := task.DataOf(name); ok && (allowed == "" || filepath.Clean(d.Path) != allowed) {
-			if allowed == "" {
-				return nil, fmt.Errorf("task %q: this server serves no data (start it with --data)", name)
-			}
-			return nil, fmt.Errorf("task %q: this server serves only the data at %s", name, allowed)
+		n, err := task.ParseName(name)
+		if err != nil {
+			return nil, err
 		}
-		return task.Lookup(name)
+		if !n.Data.IsZero() {
+			d, ok := held[n.Family]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("task %q: this server serves no data (start it with --data)", name)
+			case n.Data.SHA256 == "":
+				return nil, fmt.Errorf("task %q: name the data by its content (data=sha256:%s), not by a path", name, d.SHA256)
+			case n.Data.SHA256 != d.SHA256:
+				return nil, fmt.Errorf("task %q: this server serves only the data with sha256 %s", name, d.SHA256)
+			}
+			// The hash names the data; a path the client sent (old names
+			// carry one) is never read.
+			n.Data = task.Data{SHA256: d.SHA256}
+		}
+		return task.Build(n)
 	}, nil
 }
 

@@ -53,6 +53,10 @@ const DefaultSuccessBLEU = 90
 
 // Config holds the task's knobs.
 type Config struct {
+	// Spec is the task name that rebuilds this task ("docedit:easy"),
+	// which its episodes record; package task sets it (default the
+	// family's name).
+	Spec string
 	// Kinds lists the document kinds to generate; empty means all of
 	// KindNames().
 	Kinds []string
@@ -157,6 +161,14 @@ func New(cfg Config) (*Task, error) {
 // Name returns "docedit".
 func (t *Task) Name() string { return Name }
 
+// Spec is the task name that rebuilds t (Config.Spec).
+func (t *Task) Spec() string {
+	if t.cfg.Spec == "" {
+		return Name
+	}
+	return t.cfg.Spec
+}
+
 // AgentInstructions is every agent's system prompt; the draft follows it
 // in the view.
 const AgentInstructions = "Ask the user what to change in the draft. Edit it with commands, such as: In sentence 2, change \"A\" to \"B\". Or write \"Revised document:\" and the whole text."
@@ -254,14 +266,14 @@ func scoreDocument(o *dialog.Oracle, doc string) dialog.Score {
 	draft := Normalize(o.Draft)
 	draftBLEU := metric.SentenceBLEU(draft, o.Truth)
 	if doc == draft {
-		return dialog.Score{Outcome: doc, Metrics: map[string]float64{"bleu": 0, "chrf": 0, "delivered": 0, "draft_bleu": draftBLEU}}
+		return dialog.Score{Outcome: doc, Metrics: map[string]float64{dialog.MetricBLEU: 0, dialog.MetricChrF: 0, dialog.MetricDelivered: 0, "draft_bleu": draftBLEU}}
 	}
 	bleu := metric.SentenceBLEU(doc, o.Truth)
 	return dialog.Score{
 		Outcome: doc,
 		Reward:  bleu / 100,
 		Success: bleu >= threshold(o),
-		Metrics: map[string]float64{"bleu": bleu, "chrf": metric.SentenceChrF(doc, o.Truth), "delivered": 1, "draft_bleu": draftBLEU},
+		Metrics: map[string]float64{dialog.MetricBLEU: bleu, dialog.MetricChrF: metric.SentenceChrF(doc, o.Truth), dialog.MetricDelivered: 1, "draft_bleu": draftBLEU},
 	}
 }
 

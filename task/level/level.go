@@ -61,3 +61,18 @@ func horizon(name string) (int, bool) {
 	h, err := strconv.Atoi(n)
 	return h, err == nil && h > 0
 }
+
+// DefaultMaxTurns is the turn limit of an episode (agent turns) at the
+// levels that do not set their own: enough for the default and easy
+// problems, whose hidden facts take a question and an answer each.
+const DefaultMaxTurns = 10
+
+// MaxTurns is the turn limit of an episode at l: N for "hN", the turns the
+// level is made to need, else DefaultMaxTurns. Every command's default
+// turn limit is this one (task.Name.MaxTurns).
+func (l Level) MaxTurns() int {
+	if l.Horizon > 0 {
+		return l.Horizon
+	}
+	return DefaultMaxTurns
+}

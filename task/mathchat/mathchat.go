@@ -28,6 +28,10 @@ const Name = "mathchat"
 
 // Config holds the task's knobs.
 type Config struct {
+	// Spec is the task name that rebuilds this task ("mathchat:easy"),
+	// which its episodes record; package task sets it (default the
+	// family's name).
+	Spec string
 	// Families lists the generator families to draw from; empty means all
 	// of FamilyNames().
 	Families []string
@@ -177,6 +181,14 @@ func New(cfg Config) (*Task, error) {
 
 // Name returns "mathchat".
 func (t *Task) Name() string { return Name }
+
+// Spec is the task name that rebuilds t (Config.Spec).
+func (t *Task) Spec() string {
+	if t.cfg.Spec == "" {
+		return Name
+	}
+	return t.cfg.Spec
+}
 
 // agentInstructions is every agent's system prompt.
 const agentInstructions = "Help the user solve a math word problem. Some numbers may be missing: ask the user for each one. " +
