@@ -109,15 +109,26 @@ func Summarize(eps []dialog.Episode, seed uint64) Summary {
 	return s
 }
 
-// shortcuts fills the fields that repeat task metrics.
+// Of is the summary's value of the task's measure m, with its 95%
+// interval: the success rate with Wilson's, or the metric's mean with its
+// own.
+func (s Summary) Of(m dialog.Measure) (float64, [2]float64) {
+	if m.IsSuccess() {
+		return s.Success, s.SuccessCI95
+	}
+	return s.Metrics[m.Metric], [2]float64{s.Metrics[m.Metric+"_ci95_lo"], s.Metrics[m.Metric+"_ci95_hi"]}
+}
+
+// shortcuts fills the fields that repeat task metrics, for scripts;
+// readers that want the task's figure ask for it (Of).
 func (s *Summary) shortcuts() {
-	if v, ok := s.Metrics["bleu"]; ok {
+	if v, ok := s.Metrics[dialog.MetricBLEU]; ok {
 		s.BLEU = &v
 	}
-	if v, ok := s.Metrics["chrf"]; ok {
+	if v, ok := s.Metrics[dialog.MetricChrF]; ok {
 		s.ChrF = &v
 	}
-	if v, ok := s.Metrics["delivered"]; ok {
+	if v, ok := s.Metrics[dialog.MetricDelivered]; ok {
 		nd := 1 - v
 		s.NoDelivery = &nd
 	}

@@ -107,7 +107,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		if err := dialog.SaveEpisodes(r.f.Path(file+".episodes.jsonl"), simEps); err != nil {
 			return err
 		}
-		g, err := simToRealOf(simEps, humanEps, r.cfg.Seed)
+		g, err := simToRealOf(r.measure(), simEps, humanEps, r.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -164,7 +164,7 @@ func pairing(eps []dialog.Episode, rc rollout.Config, user string) error {
 
 // simToRealOf compares one policy's conversations with the simulator and
 // with the human proxy, paired by problem and episode seed.
-func simToRealOf(simEps, humanEps []dialog.Episode, seed uint64) (SimToReal, error) {
+func simToRealOf(m dialog.Measure, simEps, humanEps []dialog.Episode, seed uint64) (SimToReal, error) {
 	if len(simEps) != len(humanEps) || len(simEps) == 0 {
 		return SimToReal{}, fmt.Errorf("%d conversations with the simulator, %d with the human proxy: not paired", len(simEps), len(humanEps))
 	}
@@ -174,8 +174,8 @@ func simToRealOf(simEps, humanEps []dialog.Episode, seed uint64) (SimToReal, err
 				j, simEps[j].Index, simEps[j].Seed, humanEps[j].Index, humanEps[j].Seed)
 		}
 	}
-	s := evaluation{sum: eval.Summarize(simEps, seed), eps: simEps}.scores()
-	h := evaluation{sum: eval.Summarize(humanEps, seed), eps: humanEps}.scores()
+	s := evaluation{sum: eval.Summarize(simEps, seed), eps: simEps}.scores(m)
+	h := evaluation{sum: eval.Summarize(humanEps, seed), eps: humanEps}.scores(m)
 	d, lo, hi, err := metric.PairedBootstrap([][]float64{s}, [][]float64{h}, bootstrapResamples, 0.95, bootstrapSeed)
 	if err != nil {
 		return SimToReal{}, err
@@ -200,7 +200,6 @@ func (r *run) simToRealSection(w io.Writer) error {
 		sim, hum [][]float64 // per seed, per problem
 	}
 	var rows []armGap
-	bleu := false
 	for _, arm := range append([]string{ArmBase}, r.trainedArms()...) {
 		row := armGap{arm: arm}
 		n := r.seeds()
@@ -225,10 +224,8 @@ func (r *run) simToRealSection(w io.Writer) error {
 				return fmt.Errorf("reproduce report: %s: %w", file, err)
 			}
 			row.gaps = append(row.gaps, g)
-			sum := eval.Summarize(simEps, r.cfg.Seed)
-			bleu = sum.BLEU != nil
-			row.sim = append(row.sim, evaluation{sum: sum, eps: simEps}.scores())
-			row.hum = append(row.hum, evaluation{sum: eval.Summarize(humanEps, r.cfg.Seed), eps: humanEps}.scores())
+			row.sim = append(row.sim, evaluation{sum: eval.Summarize(simEps, r.cfg.Seed), eps: simEps}.scores(r.measure()))
+			row.hum = append(row.hum, evaluation{sum: eval.Summarize(humanEps, r.cfg.Seed), eps: humanEps}.scores(r.measure()))
 		}
 		if len(row.gaps) > 0 {
 			rows = append(rows, row)
@@ -237,10 +234,7 @@ func (r *run) simToRealSection(w io.Writer) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	measure := "success"
-	if bleu {
-		measure = "BLEU"
-	}
+	measure := r.measure().Name
 	fmt.Fprintln(w, "## Sim-to-real gap of the trained policies")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Each policy, sampled as in the verdict, on the same %d held-out problems with the same user seeds, against the run's calibrated simulator (%s) and against the human proxy (the evaluation's conversations): "+

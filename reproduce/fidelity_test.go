@@ -115,7 +115,7 @@ func TestSimToRealPairing(t *testing.T) {
 	}
 	sim := []dialog.Episode{ep(0, 7, true), ep(1, 8, true), ep(2, 9, false), ep(3, 10, true)}
 	human := []dialog.Episode{ep(0, 7, false), ep(1, 8, true), ep(2, 9, false), ep(3, 10, false)}
-	g, err := simToRealOf(sim, human, 1)
+	g, err := simToRealOf(dialog.Success, sim, human, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +123,10 @@ func TestSimToRealPairing(t *testing.T) {
 		t.Errorf("got sim %v human %v gap %v over %d, want 0.75, 0.25, 0.5 over 4", g.SimScore, g.HumanScore, g.Gap, g.Problems)
 	}
 	human[2].Seed = 99
-	if _, err := simToRealOf(sim, human, 1); err == nil || !strings.Contains(err.Error(), "not paired") {
+	if _, err := simToRealOf(dialog.Success, sim, human, 1); err == nil || !strings.Contains(err.Error(), "not paired") {
 		t.Errorf("another seed on problem 2: got %v, want not paired", err)
 	}
-	if _, err := simToRealOf(sim, human[:3], 1); err == nil {
+	if _, err := simToRealOf(dialog.Success, sim, human[:3], 1); err == nil {
 		t.Error("3 conversations against 4: want an error")
 	}
 

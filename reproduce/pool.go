@@ -10,6 +10,7 @@ import (
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/task"
 )
 
 // The verdict over whole pipelines. One reproduce run is one pipeline: its
@@ -107,13 +108,13 @@ func poolEvals(runs []*run, evals []map[string][]evaluation, d decoding) (Pooled
 	for _, r := range runs {
 		p.Seeds = append(p.Seeds, r.cfg.Seed)
 	}
-	family, _, _ := strings.Cut(runs[0].cfg.Task, ":")
+	family := task.Family(runs[0].cfg.Task)
 	for _, arm := range runs[0].arms() {
 		pa := PooledArm{Arm: arm}
 		for i := range runs {
 			var s float64
 			for k := range evals[i][arm] {
-				s += mean(evals[i][arm][k].scores())
+				s += mean(evals[i][arm][k].scores(runs[i].measure()))
 			}
 			v := s / float64(len(evals[i][arm]))
 			pa.Pipelines = append(pa.Pipelines, v)
@@ -136,7 +137,7 @@ func poolEvals(runs []*run, evals []map[string][]evaluation, d decoding) (Pooled
 			n := r.seeds()
 			dp := make([]float64, len(evals[i][better][0].eps))
 			for k := range n {
-				a, b := seedScores(evals[i][better], k), seedScores(evals[i][worse], k)
+				a, b := seedScores(runs[i].measure(), evals[i][better], k), seedScores(runs[i].measure(), evals[i][worse], k)
 				for j := range dp {
 					dp[j] += (a[j] - b[j]) / float64(n)
 				}

@@ -255,7 +255,7 @@ func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		s2r, err := simToRealOf(simEps, humanEps, r.cfg.Seed)
+		s2r, err := simToRealOf(r.measure(), simEps, humanEps, r.cfg.Seed)
 		if err != nil {
 			return fmt.Errorf("gap of round %d: %w", i, err)
 		}

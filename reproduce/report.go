@@ -18,6 +18,7 @@ import (
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/runreport"
 	"github.com/calibrl/calibrl/summary"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -57,18 +58,18 @@ type evaluation struct {
 	eps []dialog.Episode
 }
 
-// score is an episode's figure: BLEU where the task has it, else success.
-func (e evaluation) scores() []float64 {
+// scores are the episodes' values of the task's measure m (success, or
+// docedit's BLEU).
+func (e evaluation) scores(m dialog.Measure) []float64 {
 	out := make([]float64, len(e.eps))
 	for i, ep := range e.eps {
-		if e.sum.BLEU != nil {
-			out[i] = ep.Metrics["bleu"]
-		} else if ep.Success {
-			out[i] = 1
-		}
+		out[i] = m.Of(ep)
 	}
 	return out
 }
+
+// measure is what the run's task judges its episodes by.
+func (r *run) measure() dialog.Measure { return task.MeasureOf(r.cfg.Task) }
 
 func (r *run) loadEval(d decoding, arm string, k int) (evaluation, error) {
 	file := evalFile(d, arm, k)
@@ -191,17 +192,15 @@ func paired(arms []string, evals map[string][]evaluation) error {
 
 // figures are one evaluation's numbers; res is the arm's RL result, if
 // any.
-func figures(s eval.Summary, res *train.RLResult) Figures {
+func figures(m dialog.Measure, s eval.Summary, res *train.RLResult) Figures {
 	f := Figures{Turns: s.Turns, Tokens: s.Tokens, RealReward: s.Reward, NoDelivery: s.NoDelivery}
-	if s.BLEU != nil {
-		v := *s.BLEU
-		f.BLEU = &v
-		f.CI95 = [2]float64{s.Metrics["bleu_ci95_lo"], s.Metrics["bleu_ci95_hi"]}
-	} else {
-		v := s.Success
+	v, ci := s.Of(m)
+	if m.IsSuccess() {
 		f.Success = &v
-		f.CI95 = s.SuccessCI95
+	} else {
+		f.BLEU = &v // the summary's one field for a task measured by a metric
 	}
+	f.CI95 = ci
 	if res != nil {
 		tr, gap := res.MonitorTrain, res.MonitorTrain-res.MonitorHuman
 		f.TrainReward, f.Gap = &tr, &gap
@@ -213,7 +212,7 @@ func figures(s eval.Summary, res *train.RLResult) Figures {
 // the mean of its seeds beside each seed's figures.
 func (r *run) row(arm string, evals []evaluation) Row {
 	if arm == ArmBase {
-		return Row{Arm: arm, Figures: figures(evals[0].sum, nil)}
+		return Row{Arm: arm, Figures: figures(r.measure(), evals[0].sum, nil)}
 	}
 	row := Row{Arm: arm}
 	n := float64(len(evals))
@@ -223,7 +222,7 @@ func (r *run) row(arm string, evals []evaluation) Row {
 		if v, ok := r.rlResult(arm, k); ok {
 			res = &v
 		}
-		f := figures(e.sum, res)
+		f := figures(r.measure(), e.sum, res)
 		row.Seeds = append(row.Seeds, SeedRow{Seed: k, RLSeed: RLSeed(r.cfg.Seed, k), Figures: f})
 		row.Turns += f.Turns / n
 		row.Tokens += f.Tokens / n
@@ -245,12 +244,12 @@ func (r *run) row(arm string, evals []evaluation) Row {
 	// The interval of the mean over seeds, from each problem's mean.
 	perProblem := make([]float64, len(evals[0].eps))
 	for _, e := range evals {
-		for i, v := range e.scores() {
+		for i, v := range e.scores(r.measure()) {
 			perProblem[i] += v / n
 		}
 	}
 	m := mean(perProblem)
-	if evals[0].sum.BLEU != nil {
+	if !r.measure().IsSuccess() {
 		_, lo, hi := metric.MeanCI(perProblem)
 		row.BLEU, row.CI95 = &m, [2]float64{lo, hi}
 	} else {
@@ -292,13 +291,13 @@ func wilson(p float64, n int) [2]float64 {
 // compare measures every claim of the paper on the paired evaluations and
 // files it under the arm claimed better.
 func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
-	task, _, _ := strings.Cut(r.cfg.Task, ":")
+	family := task.Family(r.cfg.Task)
 	for _, c := range claims {
 		if len(evals[c[0]]) == 0 || len(evals[c[1]]) == 0 {
 			continue // an arm this run does not train
 		}
 		better, worse := c[0], c[1]
-		cmp := Comparison{Claim: better + " > " + worse, Than: worse, Paper: claimPaper(task, better, worse)}
+		cmp := Comparison{Claim: better + " > " + worse, Than: worse, Paper: claimPaper(family, better, worse)}
 		if err := r.pairedDifference(&cmp, evals[better], evals[worse]); err != nil {
 			return err
 		}
@@ -317,7 +316,7 @@ func (r *run) compare(rows []Row, evals map[string][]evaluation) error {
 func (r *run) pairedDifference(cmp *Comparison, a, b []evaluation) error {
 	var sa, sb [][]float64
 	for k := range r.seeds() {
-		sa, sb = append(sa, seedScores(a, k)), append(sb, seedScores(b, k))
+		sa, sb = append(sa, seedScores(r.measure(), a, k)), append(sb, seedScores(r.measure(), b, k))
 		cmp.Seeds = append(cmp.Seeds, mean(sa[k])-mean(sb[k]))
 	}
 	d, lo, hi, err := metric.PairedBootstrap(sa, sb, bootstrapResamples, 0.95, bootstrapSeed)
@@ -354,11 +353,12 @@ func (r *run) oracleGaps(evals map[string][]evaluation) ([]Comparison, error) {
 		if err := r.pairedDifference(&cmp, evals[ArmOracle], evals[arm]); err != nil {
 			return nil, err
 		}
-		if evals[arm][0].sum.BLEU != nil {
-			// scores are BLEU points; the reward is BLEU/100.
-			cmp.Difference, cmp.CI95[0], cmp.CI95[1] = cmp.Difference/100, cmp.CI95[0]/100, cmp.CI95[1]/100
+		if sc := r.measure().Scale; sc != 1 {
+			// scores are in the measure's unit (BLEU points); the reward
+			// is the measure over its scale.
+			cmp.Difference, cmp.CI95[0], cmp.CI95[1] = cmp.Difference/sc, cmp.CI95[0]/sc, cmp.CI95[1]/sc
 			for k := range cmp.Seeds {
-				cmp.Seeds[k] /= 100
+				cmp.Seeds[k] /= sc
 			}
 		}
 		out = append(out, cmp)
@@ -368,11 +368,11 @@ func (r *run) oracleGaps(evals map[string][]evaluation) ([]Comparison, error) {
 
 // seedScores are an arm's per-problem scores for seed index k: the base's
 // one evaluation serves every seed.
-func seedScores(evals []evaluation, k int) []float64 {
+func seedScores(m dialog.Measure, evals []evaluation, k int) []float64 {
 	if len(evals) == 1 {
-		return evals[0].scores()
+		return evals[0].scores(m)
 	}
-	return evals[k].scores()
+	return evals[k].scores(m)
 }
 
 // rlResult is the result of the RL run that trained arm's seed index k:
@@ -475,10 +475,7 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 	}
 	labels := make([]string, len(rows))
 	vals, lo, hi := make([]float64, len(rows)), make([]float64, len(rows)), make([]float64, len(rows))
-	measure := "success against the human proxy"
-	if rows[0].BLEU != nil {
-		measure = "BLEU against the human proxy"
-	}
+	measure := r.measure().Name + " against the human proxy"
 	if r.seeds() > 1 {
 		measure += fmt.Sprintf(", mean of %d RL seeds", r.seeds())
 	}
@@ -533,10 +530,7 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 	if sl := r.slice(); sl != eval.TestSlice {
 		fmt.Fprintf(w, "Evaluated on the %s slice (test split from problem %d, users seeded apart): a run for choosing settings, not a verdict.\n\n", sl.Name, sl.Start)
 	}
-	measure := "success"
-	if rows[0].BLEU != nil {
-		measure = "BLEU"
-	}
+	measure := r.measure().Name
 	fmt.Fprintln(w, "## Verdict")
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "The policies as RL trains them: every agent turn sampled at temperature %g, top-p %g, as in the RL rollouts.\n\n", r.gen(sampled).Temperature, r.gen(sampled).TopP)
@@ -573,14 +567,14 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 					d.name, with.Success, with.SuccessCI95[0], with.SuccessCI95[1], without.Success, without.SuccessCI95[0], without.SuccessCI95[1])
 			}
 		}
-	} else if strings.HasPrefix(r.cfg.Task, "mathchat") {
+	} else if n, err := task.ParseName(r.cfg.Task); err == nil && n.Has(task.NoCalculator) {
 		fmt.Fprint(w, "Calculator: off (the agents do their own arithmetic). ")
 	}
 	fmt.Fprintf(w, "Every arm starts from the same base policy and gets, per RL seed, %d RL iterations of %d prompts × G=%d. Evaluation: %d held-out test episodes against the human proxy per arm, seed and decoding.\n\n",
 		p.RL.Iterations, p.RL.InstancesPerStep, p.RL.Group, p.EvalEpisodes)
 	if r.seeds() > 1 {
 		fmt.Fprintf(w, "RL arms: the mean over their %d seeds; the interval of the mean is Wilson's with n = %d problems (conservative, since a problem's mean over seeds has variance at most p(1−p))", r.seeds(), p.EvalEpisodes)
-		if measure == "BLEU" {
+		if !r.measure().IsSuccess() {
 			fmt.Fprint(w, ", for BLEU Student's over the problems' means")
 		}
 		fmt.Fprint(w, ". Training-user reward and gap are the seeds' means.\n\n")

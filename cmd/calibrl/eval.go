@@ -159,10 +159,13 @@ func printSummary(w io.Writer, s eval.Summary) error {
 	fmt.Fprintf(tw, "episodes\t%d\n", s.Episodes)
 	fmt.Fprintf(tw, "success\t%.3f  [%.3f, %.3f]\n", s.Success, s.SuccessCI95[0], s.SuccessCI95[1])
 	fmt.Fprintf(tw, "reward\t%.3f  [%.3f, %.3f]\n", s.Reward, s.RewardCI95[0], s.RewardCI95[1])
-	for _, k := range []string{"bleu", "chrf"} {
-		if v, ok := s.Metrics[k]; ok {
-			fmt.Fprintf(tw, "%s\t%.2f  [%.2f, %.2f]\n", k, v, s.Metrics[k+"_ci95_lo"], s.Metrics[k+"_ci95_hi"])
-		}
+	if m := task.MeasureOf(s.Task); !m.IsSuccess() {
+		v, ci := s.Of(m)
+		fmt.Fprintf(tw, "%s\t%.2f  [%.2f, %.2f]\n", m.Name, v, ci[0], ci[1])
+	}
+	if s.ChrF != nil {
+		v, ci := s.Of(dialog.Measure{Metric: dialog.MetricChrF})
+		fmt.Fprintf(tw, "chrF\t%.2f  [%.2f, %.2f]\n", v, ci[0], ci[1])
 	}
 	if s.NoDelivery != nil {
 		fmt.Fprintf(tw, "no delivery\t%.3f\n", *s.NoDelivery)

@@ -178,14 +178,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(cfg.Out, "report.md"))
 			for _, r := range rows {
-				v := 0.0
-				name := "success"
-				if r.BLEU != nil {
-					v, name = *r.BLEU, "bleu"
-				} else if r.Success != nil {
-					v = *r.Success
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-24s %s %.3f [%.3f, %.3f]  turns %.2f\n", r.Arm, name, v, r.CI95[0], r.CI95[1], r.Turns)
+				fmt.Fprintf(cmd.OutOrStdout(), "%-24s %s %.3f [%.3f, %.3f]  turns %.2f\n", r.Arm, task.MeasureOf(cfg.Task).Name, r.Value(), r.CI95[0], r.CI95[1], r.Turns)
 			}
 			return nil
 		},
