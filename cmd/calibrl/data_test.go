@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -85,5 +86,63 @@ func TestConvertLogs(t *testing.T) {
 	}
 	if _, err := os.Stat(args[4]); !os.IsNotExist(err) {
 		t.Fatal("a refused conversion left a file")
+	}
+}
+
+// Own data is named by its content: a dataset exported from the data at
+// one path holds no path, and a server holding a copy of the same bytes at
+// another path accepts its rows.
+func TestExportedDataIsPortable(t *testing.T) {
+	copyData := func(dir string) string {
+		for _, f := range []string{"train.jsonl", "test.jsonl"} {
+			b, err := os.ReadFile(filepath.Join("../../task/testdata/gsm8k", f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	hostA := copyData(filepath.Join(t.TempDir(), "host-a", "gsm8k"))
+	hostB := copyData(filepath.Join(t.TempDir(), "elsewhere", "copy"))
+	out := t.TempDir()
+	logs := filepath.Join(out, "logs.jsonl")
+	mustRun(t, "collect", "--task", "mathchat:easy", "--data", hostA, "-n", "3", "--out", logs)
+	tasks, err := servedTasks(hostB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskField := regexp.MustCompile(`"task":\s*"([^"]+)"`)
+	for _, kind := range []string{"sim", "policy", "rollouts", "prompts"} {
+		file := filepath.Join(out, kind+".jsonl")
+		mustRun(t, "export", "--logs", logs, "--kind", kind, "--format", "chat-jsonl", "--out", file)
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), hostA) || strings.Contains(string(b), "host-a") {
+			t.Errorf("export --kind %s: the data's path %s is in the dataset", kind, hostA)
+		}
+		if kind != "prompts" {
+			continue
+		}
+		names := taskField.FindAllStringSubmatch(string(b), -1)
+		if len(names) == 0 {
+			t.Fatalf("export --kind prompts: no task in %s", b)
+		}
+		for _, m := range names {
+			if _, err := tasks(m[1]); err != nil {
+				t.Errorf("a server holding the data at another path refuses the row's task: %v", err)
+			}
+		}
+	}
+	b, _ := os.ReadFile(logs)
+	if strings.Contains(string(b), hostA) {
+		t.Errorf("the episode log holds the data's path %s", hostA)
 	}
 }
