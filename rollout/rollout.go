@@ -24,6 +24,7 @@ import (
 	"runtime"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/level"
 )
 
 // Task is what the rollout needs of a task.
@@ -65,8 +66,10 @@ type Config struct {
 // ShareStream) take any number.
 const MaxHeld = 1 << 20
 
-// DefaultMaxTurns is the turn limit when Config.MaxTurns is zero.
-const DefaultMaxTurns = 10
+// DefaultMaxTurns is the turn limit when Config.MaxTurns is zero: the
+// task levels' own (level.DefaultMaxTurns). Commands that know their task
+// give its level's limit instead (task.Name.MaxTurns: N at "hN").
+const DefaultMaxTurns = level.DefaultMaxTurns
 
 func (c *Config) fill() {
 	if c.Group <= 0 {

@@ -78,8 +78,9 @@ type RLConfig struct {
 	// Group is G, the conversations per instance whose rewards form one
 	// baseline. Default 8.
 	Group int
-	// MaxTurns bounds the agent's turns in a conversation. Default 8:
-	// mathchat needs up to three questions, an answer and a retry.
+	// MaxTurns bounds the agent's turns in a conversation. Default
+	// rollout.DefaultMaxTurns, the task levels' limit; presets set their
+	// own (preset.Preset.MaxTurns).
 	MaxTurns int
 	// Gen is how the policy writes its turns during training. Default
 	// chatlm.DefaultGenConfig(): temperature 1 and top-p 1, so the
@@ -166,7 +167,7 @@ func DefaultRLConfig() RLConfig {
 	mon.Temperature = 0
 	return RLConfig{
 		Iterations: 100, CheckpointEvery: 10,
-		Split: "train", InstancesPerStep: 8, Group: 8, MaxTurns: 8, Gen: chatlm.DefaultGenConfig(),
+		Split: "train", InstancesPerStep: 8, Group: 8, MaxTurns: rollout.DefaultMaxTurns, Gen: chatlm.DefaultGenConfig(),
 		ClipEps: 0.2, Beta: 0.001, AdvEps: 1e-4, UpdatesPerBatch: 2, MiniBatch: 16, LossMean: LossMeanToken,
 		LR: 1e-4, Warmup: 10, ClipNorm: 1,
 		MonitorEvery: 10, MonitorInstances: 32, MonitorSplit: "test", MonitorStart: 5000, MonitorGen: mon,

@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
-	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/task/level"
 )
 
 // episodeFlags are the flags every command that plays episodes shares.
@@ -31,7 +32,7 @@ func (f *episodeFlags) register(cmd *cobra.Command, defaultSplit string) {
 	fl.IntVarP(&f.n, "episodes", "n", 200, "number of episodes (instances) to play")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of every episode's randomness; same seed and flags give the same episodes")
 	fl.StringVar(&f.split, "split", defaultSplit, "instance split: train or test (test personas and problems never appear in train)")
-	fl.IntVar(&f.maxTurns, "max-turns", rollout.DefaultMaxTurns, "turn limit per episode (agent turns)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "turn limit per episode (agent turns; default the task level's: N at hN, else "+strconv.Itoa(level.DefaultMaxTurns)+")")
 	fl.IntVar(&f.workers, "workers", 0, "concurrent episodes (0: one per CPU); results do not depend on it")
 }
 
@@ -39,7 +40,7 @@ func (f *episodeFlags) validate() error {
 	if f.n <= 0 {
 		return fmt.Errorf("-n must be positive, got %d", f.n)
 	}
-	if f.maxTurns <= 0 {
+	if f.maxTurns < 0 {
 		return fmt.Errorf("--max-turns must be positive, got %d", f.maxTurns)
 	}
 	if f.workers < 0 {
@@ -47,6 +48,13 @@ func (f *episodeFlags) validate() error {
 	}
 	if err := resolveData(&f.task, &f.data); err != nil {
 		return err
+	}
+	if f.maxTurns == 0 {
+		n, err := task.ParseName(f.task)
+		if err != nil {
+			return err
+		}
+		f.maxTurns = n.MaxTurns()
 	}
 	return task.CheckSplit(f.split)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/calibrl/calibrl/fidelity"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/task/level"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -89,9 +91,16 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 			if err := resolveData(&taskName, &data); err != nil {
 				return err
 			}
-			t, err := task.Lookup(taskName)
+			n, err := task.ParseName(taskName)
 			if err != nil {
 				return err
+			}
+			t, err := task.Build(n)
+			if err != nil {
+				return err
+			}
+			if cfg.MaxTurns == 0 {
+				cfg.MaxTurns = n.MaxTurns()
 			}
 			ft, ok := t.(fidelity.Task)
 			if !ok {
@@ -158,7 +167,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents (default greedy, as eval plays)")
 	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per agent and per probe")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed shared by the simulator and the human")
-	f.IntVar(&cfg.MaxTurns, "max-turns", 10, "turn limit of the agents' episodes")
+	f.IntVar(&cfg.MaxTurns, "max-turns", 0, "turn limit of the agents' episodes (default the task level's: N at hN, else "+strconv.Itoa(level.DefaultMaxTurns)+")")
 	f.IntVar(&cfg.Turns, "turns", 6, "user-turn indexes δ_t covers (0 is the opening)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per simulator")
 	f.StringVar(&out, "out", "", "folder for fidelity.json and the δ_t plot (fidelity-logs.json with --logs)")

@@ -39,3 +39,21 @@ func TestPresetTaskAppliesTheLevel(t *testing.T) {
 		t.Error("an unknown preset: want an error")
 	}
 }
+
+// The turn limit a command plays without --max-turns is the task level's
+// one: N at hN, else the levels' default.
+func TestMaxTurnsDefaultIsTheLevels(t *testing.T) {
+	for name, want := range map[string]int{"mathchat": 10, "mathchat:easy": 10, "mathchat:h4:ledger": 4, "docedit:h16": 16} {
+		f := episodeFlags{task: name, n: 1, split: "test"}
+		if err := f.validate(); err != nil {
+			t.Fatal(err)
+		}
+		if f.maxTurns != want {
+			t.Errorf("%s: max turns %d, want %d", name, f.maxTurns, want)
+		}
+	}
+	f := episodeFlags{task: "mathchat:h4", n: 1, split: "test", maxTurns: 7}
+	if err := f.validate(); err != nil || f.maxTurns != 7 {
+		t.Errorf("--max-turns 7: %d, %v", f.maxTurns, err)
+	}
+}
