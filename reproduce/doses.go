@@ -38,7 +38,7 @@ func Doses(ctx context.Context, cfg Config, doses []string) error {
 	}
 	shared := filepath.Join(cfg.Out, "shared")
 	if err := Prepare(ctx, PrepareConfig{Tasks: []string{base}, MaxTurns: []int{cfg.Preset.MaxTurns}, Preset: cfg.Preset,
-		Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}); err != nil {
+		Out: shared, Seed: cfg.Seed, Log: cfg.Log, Progress: cfg.Progress, Jobs: cfg.Jobs}); err != nil {
 		return fmt.Errorf("reproduce: doses: %w", err)
 	}
 	type result struct {

@@ -62,6 +62,7 @@ import (
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/progress"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/sft"
@@ -132,8 +133,11 @@ type Config struct {
 	// Profiles are the scripted agents whose conversations make the logs;
 	// default every profile of the task.
 	Profiles []string
-	// Log receives progress events; default slog.Default().
+	// Log receives the run's log lines; default slog.Default().
 	Log *slog.Logger
+	// Progress, when set, receives the stages as they start and the
+	// training figures inside them, for a display.
+	Progress progress.Func
 	// Shared, when set, is a folder written by Prepare: the run takes its
 	// logs (those of its task), the base policy and the simulator from
 	// there instead of making its own, so that several runs (the horizon
@@ -202,7 +206,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	// order, each reading only what earlier ones wrote.
 	var groups [][]stage
 	if cfg.Shared == "" {
-		p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log,
+		p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log, progress: cfg.Progress,
 			tasks: []logSet{{t: t, name: cfg.Task, profiles: cfg.Profiles, maxTurns: cfg.Preset.MaxTurns,
 				episodes: cfg.Preset.LogEpisodes, file: "logs.jsonl"}}}
 		r.logsPath, r.shared = p.tasks[0].path(f), f.Path("checkpoints")
@@ -284,7 +288,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			return nil, err
 		}
 	}
-	if err := runStages(ctx, f, groups, cfg.Jobs, cfg.Log); err != nil {
+	if err := runStages(ctx, f, groups, cfg.Jobs, cfg.Log, cfg.Progress); err != nil {
 		return nil, err
 	}
 	if f.Done(reportStage) {
@@ -320,12 +324,26 @@ type stage struct {
 // with any worker count, so jobs changes only the wall time. A failed
 // stage stops the others of its group (they checkpoint, as on an
 // interruption) and its error is returned.
-func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs int, log *slog.Logger) error {
+func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs int, log *slog.Logger, prog progress.Func) error {
 	n := 0
 	for _, g := range groups {
 		n += len(g)
 	}
-	log = log.With("stages", n) // lets a progress display say "stage k of n"
+	// Stages are counted as they start, side by side ones in the order
+	// they happen to start.
+	var mu sync.Mutex
+	k := 0
+	start := func(name string, skipped bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		k++
+		msg := "reproduce: stage"
+		if skipped {
+			msg = "reproduce: stage already done"
+		}
+		log.Info(msg, "stage", name, "k", k, "of", n)
+		prog.Emit(progress.Event{Stage: name, Index: k, Of: n, Skipped: skipped})
+	}
 	if jobs <= 0 {
 		jobs = DefaultJobs()
 	}
@@ -333,12 +351,12 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 		var todo []stage
 		for _, s := range g {
 			if f.Done(s.name) {
-				log.Info("reproduce: stage already done", "stage", s.name)
+				start(s.name, true)
 				continue
 			}
 			todo = append(todo, s)
 		}
-		if err := runGroup(ctx, f, todo, jobs, log); err != nil {
+		if err := runGroup(ctx, f, todo, jobs, start); err != nil {
 			return err
 		}
 	}
@@ -357,9 +375,9 @@ func DefaultJobs() int { return min(2, runtime.GOMAXPROCS(0)) }
 // only while the run is wanted: stopped between stages, it returns the
 // stop instead of letting the run go on to a report of stages that never
 // ran.
-func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, log *slog.Logger) error {
+func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, start func(name string, skipped bool)) error {
 	runOne := func(ctx context.Context, s stage) error {
-		log.Info("reproduce: stage", "stage", s.name)
+		start(s.name, false)
 		if err := s.do(ctx); err != nil {
 			return fmt.Errorf("reproduce %s: %w", s.name, err)
 		}
@@ -497,6 +515,8 @@ type PrepareConfig struct {
 	Out      string
 	Seed     uint64
 	Log      *slog.Logger
+	// Progress is as Config.Progress.
+	Progress progress.Func
 	// Jobs is as Config.Jobs: the base policy and the simulator train
 	// side by side.
 	Jobs int
@@ -528,7 +548,7 @@ func Prepare(ctx context.Context, cfg PrepareConfig) error {
 	} else if err := f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: cfg.Seed, Config: config}); err != nil {
 		return err
 	}
-	p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log}
+	p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log, progress: cfg.Progress}
 	per := (cfg.Preset.LogEpisodes + len(cfg.Tasks) - 1) / len(cfg.Tasks)
 	for i, name := range cfg.Tasks {
 		t, err := task.Lookup(name)
@@ -538,7 +558,7 @@ func Prepare(ctx context.Context, cfg PrepareConfig) error {
 		p.tasks = append(p.tasks, logSet{t: t, name: name, profiles: t.Profiles(), maxTurns: cfg.MaxTurns[i],
 			episodes: per, file: sharedLogsFile(name)})
 	}
-	return runStages(ctx, f, p.groups(), cfg.Jobs, cfg.Log)
+	return runStages(ctx, f, p.groups(), cfg.Jobs, cfg.Log, cfg.Progress)
 }
 
 // sharedLogsFile is where a prepared folder keeps one task's logs.
@@ -552,7 +572,9 @@ type prep struct {
 	preset preset.Preset
 	seed   uint64
 	log    *slog.Logger
-	tasks  []logSet
+	// progress receives the stages' training figures.
+	progress progress.Func
+	tasks    []logSet
 }
 
 // logSet is one task's logs: episodes conversations of the profiles,
@@ -732,11 +754,13 @@ func (p *prep) sftConfig(model lm.Config, b preset.SFTBudget, oracle bool) (sft.
 	return sft.Config{Model: model, SFT: b.Config(p.seed), Tokenizer: tok, Oracle: oracle, Tool: dialog.ToolOf(p.tasks[0].t)}, nil
 }
 
-func (r *run) metricsLog(stage string) func(map[string]any) { return metricsLog(r.f, r.cfg.Log, stage) }
+func (r *run) metricsLog(stage string) func(map[string]any) {
+	return metricsLog(r.f, r.cfg.Log, r.cfg.Progress, stage)
+}
 
-// metricsLog appends a stage's records to f's metrics.jsonl and logs the
-// headline figures.
-func metricsLog(f *runfolder.Folder, log *slog.Logger, stage string) func(map[string]any) {
+// metricsLog appends a stage's records to f's metrics.jsonl, logs the
+// headline figures and emits them as progress.
+func metricsLog(f *runfolder.Folder, log *slog.Logger, prog progress.Func, stage string) func(map[string]any) {
 	return func(rec map[string]any) {
 		out := make(map[string]any, len(rec)+1)
 		for k, v := range rec {
@@ -750,6 +774,9 @@ func metricsLog(f *runfolder.Folder, log *slog.Logger, stage string) func(map[st
 			log.Warn("metrics", "err", err)
 		}
 		train.LogHeadline(log, stage, rec)
+		if e, ok := train.Progress(stage, rec); ok {
+			prog.Emit(e)
+		}
 	}
 }
 
@@ -762,7 +789,7 @@ func (p *prep) base(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = sft.Policy(ctx, eps, sc, p.ckpt(ArmBase), metricsLog(p.f, p.log, ArmBase))
+	_, err = sft.Policy(ctx, eps, sc, p.ckpt(ArmBase), metricsLog(p.f, p.log, p.progress, ArmBase))
 	return err
 }
 
@@ -775,7 +802,7 @@ func (p *prep) sim(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = sft.Simulator(ctx, eps, sc, p.ckpt("sim"), metricsLog(p.f, p.log, "sim"))
+	_, err = sft.Simulator(ctx, eps, sc, p.ckpt("sim"), metricsLog(p.f, p.log, p.progress, "sim"))
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/calibrl/calibrl/progress"
 	"github.com/calibrl/calibrl/runfolder"
 )
 
@@ -58,8 +59,21 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 	}
 	group = append(group, stage{"g/skip", func(context.Context) error { t.Error("a done stage ran again"); return nil }})
 	groups := [][]stage{{mk("first")}, group, {mk("last")}}
-	if err := runStages(context.Background(), f, groups, 3, quiet); err != nil {
+	var events []progress.Event
+	var evMu sync.Mutex
+	prog := func(e progress.Event) { evMu.Lock(); events = append(events, e); evMu.Unlock() }
+	if err := runStages(context.Background(), f, groups, 3, quiet, prog); err != nil {
 		t.Fatal(err)
+	}
+	// Each stage starts once as an event, stage k of 9 in order of k; the
+	// one done before is marked skipped.
+	if len(events) != 9 {
+		t.Fatalf("%d progress events, want 9: %+v", len(events), events)
+	}
+	for i, e := range events {
+		if e.Index != i+1 || e.Of != 9 || e.Skipped != (e.Stage == "g/skip") {
+			t.Errorf("event %d: %+v", i, e)
+		}
 	}
 	want := []string{"first", "g/0", "g/1", "g/2", "g/3", "g/4", "g/5", "last"}
 	got := append([]string(nil), started...)
@@ -99,7 +113,7 @@ func TestRunStagesStopsAGroupOnAFailure(t *testing.T) {
 		{"fails", func(context.Context) error { <-waiting; return boom }},
 		{"never", func(context.Context) error { t.Error("a stage started after its group failed"); return nil }},
 	}, {{"later", func(context.Context) error { t.Error("the next group started after a failure"); return nil }}}}
-	err = runStages(context.Background(), f, groups, 2, quiet)
+	err = runStages(context.Background(), f, groups, 2, quiet, nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("runStages = %v, want the failing stage's error", err)
 	}
@@ -126,7 +140,7 @@ func TestRunStagesStoppedBetweenStages(t *testing.T) {
 			{{"stop", func(context.Context) error { cancel(); return nil }}, {"sibling", func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }}, {"third", after}},
 			{{"next", after}},
 		}
-		if err := runStages(ctx, f, groups, jobs, quiet); !errors.Is(err, context.Canceled) {
+		if err := runStages(ctx, f, groups, jobs, quiet, nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("jobs %d: %v, want context.Canceled", jobs, err)
 		}
 		for _, s := range []string{"third", "next"} {

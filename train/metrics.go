@@ -1,6 +1,10 @@
 package train
 
-import "log/slog"
+import (
+	"log/slog"
+
+	"github.com/calibrl/calibrl/progress"
+)
 
 // The keys under which the trainers' records (the argument of their log
 // func, one metrics.jsonl line each) carry the figures read outside this
@@ -69,4 +73,22 @@ func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
 	if v, ok := rec[MetricMonitorTrainReward]; ok {
 		log.Info(msg+" monitor", "iter", rec[MetricStep], "train_user_reward", v, "human_reward", rec[MetricMonitorHumanReward])
 	}
+}
+
+// Progress is the progress event of rec, a record of stage: its step and
+// the headline figures LogHeadline logs (val_nll; reward; the monitor's
+// train_user_reward and human_reward). ok is false for a record without
+// any.
+func Progress(stage string, rec map[string]any) (e progress.Event, ok bool) {
+	e = progress.Event{Stage: stage}
+	e.Step, _ = rec[MetricStep].(int)
+	for _, f := range []struct{ key, name string }{
+		{MetricSFTValNLL, "val_nll"}, {MetricReward, "reward"},
+		{MetricMonitorTrainReward, "train_user_reward"}, {MetricMonitorHumanReward, "human_reward"},
+	} {
+		if v, ok := rec[f.key].(float64); ok {
+			e.Figures = append(e.Figures, progress.Figure{Name: f.name, Value: v})
+		}
+	}
+	return e, len(e.Figures) > 0
 }

@@ -155,7 +155,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			}
 			if len(doses) > 0 {
 				var done func()
-				cfg.Log, done = newStageLogger()
+				cfg.Log, cfg.Progress, done = newStageProgress()
 				err := reproduce.Doses(cmd.Context(), cfg, doses)
 				done()
 				if err != nil {
@@ -165,7 +165,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 				return nil
 			}
 			var done func()
-			cfg.Log, done = newStageLogger() // stage k of n: a bar on a terminal, log lines otherwise
+			cfg.Log, cfg.Progress, done = newStageProgress() // stage k of n: a bar on a terminal, log lines otherwise
 			rows, err := reproduce.Run(cmd.Context(), cfg)
 			done()
 			if err != nil {
@@ -254,7 +254,7 @@ func runPipelines(cmd *cobra.Command, cfg reproduce.Config, seeds seedList, outG
 		dir = filepath.Join("runs", fmt.Sprintf("%s-%s-pipelines-%s", name, cfg.Preset.Name, strings.ReplaceAll(seeds.String(), ",", "-")))
 	}
 	var done func()
-	cfg.Log, done = newStageLogger()
+	cfg.Log, cfg.Progress, done = newStageProgress()
 	pooled, err := reproduce.RunPipelines(cmd.Context(), cfg, seeds, func(s uint64) string { return filepath.Join(dir, fmt.Sprintf("seed-%d", s)) }, dir)
 	done()
 	if err != nil {

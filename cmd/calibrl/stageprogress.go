@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -12,22 +13,21 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	progressevent "github.com/calibrl/calibrl/progress"
 	"github.com/calibrl/calibrl/train"
 )
 
-// Long work in stages (reproduce) reports each stage as a log event
-// ("reproduce: stage" or "reproduce: stage already done", attribute
-// "stage", the logger carrying "stages", their number). stageHandler
-// turns those events into "stage k of n": on a terminal a bar over the
-// stages with the current stage, its latest training figure and an ETA
-// from the stages run so far; otherwise plain log lines with "k" and "of"
-// added. Warnings and errors always pass through.
+// Long work in stages (reproduce) emits progress events (package
+// progress): each stage as it starts, stage k of n, and the training
+// figures inside it. stageBar renders them on a terminal as a bar over the
+// stages with the current stage, its latest figures and an ETA from the
+// stages run so far; there the run's info lines give way to the bar, and
+// warnings and errors still pass through. Without a terminal nothing is
+// drawn: the run's own log lines say "stage k of n".
 
-// stageMessages are the events that start a stage.
-var stageMessages = map[string]bool{"reproduce: stage": true, "reproduce: stage already done": true}
-
-type stageState struct {
+type stageBar struct {
 	mu      sync.Mutex
+	w       io.Writer
 	n, k    int
 	ran     int // stages run (not skipped) in this process
 	started time.Time
@@ -37,129 +37,100 @@ type stageState struct {
 	now     func() time.Time
 }
 
-type stageHandler struct {
-	inner    slog.Handler
-	st       *stageState
-	terminal bool
-	attrs    []slog.Attr
+// newStageProgress returns the logger and the progress sink for a run in
+// stages, and done, which clears the bar.
+func newStageProgress() (log *slog.Logger, prog progressevent.Func, done func()) {
+	if !term.IsTerminal(int(os.Stderr.Fd())) {
+		return slog.Default(), nil, func() {}
+	}
+	b := &stageBar{w: os.Stderr, now: time.Now}
+	return slog.New(&barHandler{inner: slog.Default().Handler(), bar: b}), b.render, b.finish
 }
 
-// newStageLogger wraps the default logger's handler; done clears the bar.
-func newStageLogger() (log *slog.Logger, done func()) {
-	h := newStageHandler(slog.Default().Handler(), term.IsTerminal(int(os.Stderr.Fd())))
-	return slog.New(h), func() {
-		h.st.mu.Lock()
-		defer h.st.mu.Unlock()
-		if h.st.bar != nil {
-			h.st.bar.Finish()
-		}
+// render draws event e.
+func (b *stageBar) render(e progressevent.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started.IsZero() {
+		b.started = b.now()
 	}
-}
-
-func newStageHandler(inner slog.Handler, terminal bool) *stageHandler {
-	return &stageHandler{inner: inner, terminal: terminal, st: &stageState{now: time.Now}}
-}
-
-func (h *stageHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return h.inner.Enabled(ctx, l)
-}
-
-func (h *stageHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	c := *h
-	c.inner = h.inner.WithAttrs(as)
-	c.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
-	return &c
-}
-
-func (h *stageHandler) WithGroup(name string) slog.Handler {
-	c := *h
-	c.inner = h.inner.WithGroup(name)
-	return &c
-}
-
-func (h *stageHandler) Handle(ctx context.Context, r slog.Record) error {
-	attrs := map[string]slog.Value{}
-	for _, a := range h.attrs {
-		attrs[a.Key] = a.Value
+	if e.Index > 0 {
+		if b.stage != "" && !b.stageAt.IsZero() {
+			b.ran++
+		}
+		b.n, b.k, b.stage, b.stageAt = e.Of, e.Index, e.Stage, time.Time{}
+		if !e.Skipped {
+			b.stageAt = b.now()
+		}
+		b.draw(e.Skipped, "")
+		return
 	}
-	r.Attrs(func(a slog.Attr) bool {
-		attrs[a.Key] = a.Value
-		return true
-	})
-	st := h.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.started.IsZero() {
-		st.started = st.now()
+	if b.k == 0 {
+		return
 	}
-	if stageMessages[r.Message] {
-		if v, ok := attrs["stages"]; ok {
-			st.n = int(v.Int64())
-		}
-		if st.stage != "" && !st.stageAt.IsZero() {
-			st.ran++
-		}
-		st.k++
-		st.stage = attrs["stage"].String()
-		st.stageAt = time.Time{}
-		if r.Message == "reproduce: stage" {
-			st.stageAt = st.now()
-		}
-		if !h.terminal {
-			r = r.Clone()
-			r.AddAttrs(slog.Int("k", st.k), slog.Int("of", st.n))
-			return h.inner.Handle(ctx, r)
-		}
-		h.draw(r.Message == "reproduce: stage already done", "")
-		return nil
+	var d strings.Builder
+	if e.Step > 0 {
+		fmt.Fprintf(&d, " step %d", e.Step)
 	}
-	if !h.terminal || st.k == 0 || r.Level >= slog.LevelWarn {
-		if st.bar != nil {
-			st.bar.Clear()
-		}
-		return h.inner.Handle(ctx, r)
+	for _, f := range e.Figures {
+		fmt.Fprintf(&d, " %s %.3g", f.Name, f.Value)
 	}
-	// A line from inside the stage: its latest figure goes in the bar.
-	var b strings.Builder
-	for _, key := range []string{"step", "iter", "val_nll", "reward", "human_reward"} {
-		if v, ok := attrs[key]; ok {
-			fmt.Fprintf(&b, " %s %s", key, short(v))
-		}
-	}
-	h.draw(false, b.String())
-	return nil
+	b.draw(false, d.String())
 }
 
 // draw shows the bar: stage k of n, its name, the detail and the ETA.
-func (h *stageHandler) draw(skipped bool, detail string) {
-	st := h.st
-	if st.bar == nil {
-		st.bar = progressbar.NewOptions(max(st.n, 1), progressbar.OptionSetWriter(os.Stderr),
+func (b *stageBar) draw(skipped bool, detail string) {
+	if b.bar == nil {
+		b.bar = progressbar.NewOptions(max(b.n, 1), progressbar.OptionSetWriter(b.w),
 			progressbar.OptionShowCount(), progressbar.OptionSetWidth(24), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
 	}
 	eta := ""
-	if st.ran > 0 {
-		per := st.now().Sub(st.started) / time.Duration(st.ran)
-		eta = " · ETA " + (per * time.Duration(st.n-st.k+1)).Round(time.Second).String()
+	if b.ran > 0 {
+		per := b.now().Sub(b.started) / time.Duration(b.ran)
+		eta = " · ETA " + (per * time.Duration(b.n-b.k+1)).Round(time.Second).String()
 	}
 	state := ""
 	if skipped {
 		state = " (done before)"
 	}
-	st.bar.Describe(fmt.Sprintf("stage %d of %d %s%s%s%s", st.k, st.n, st.stage, state, detail, eta))
-	st.bar.Set(st.k - 1)
+	b.bar.Describe(fmt.Sprintf("stage %d of %d %s%s%s%s", b.k, b.n, b.stage, state, detail, eta))
+	b.bar.Set(b.k - 1)
 }
 
-func short(v slog.Value) string {
-	if v.Kind() == slog.KindFloat64 {
-		return fmt.Sprintf("%.3g", v.Float64())
+func (b *stageBar) finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.bar != nil {
+		b.bar.Finish()
 	}
-	if v.Kind() == slog.KindAny {
-		if f, ok := v.Any().(float64); ok {
-			return fmt.Sprintf("%.3g", f)
-		}
+}
+
+// barHandler passes warnings and errors to inner, clearing the bar first,
+// and drops the info lines the bar stands for.
+type barHandler struct {
+	inner slog.Handler
+	bar   *stageBar
+}
+
+func (h *barHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && h.inner.Enabled(ctx, l)
+}
+
+func (h *barHandler) Handle(ctx context.Context, r slog.Record) error {
+	h.bar.mu.Lock()
+	if h.bar.bar != nil {
+		h.bar.bar.Clear()
 	}
-	return v.String()
+	h.bar.mu.Unlock()
+	return h.inner.Handle(ctx, r)
+}
+
+func (h *barHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &barHandler{inner: h.inner.WithAttrs(as), bar: h.bar}
+}
+
+func (h *barHandler) WithGroup(name string) slog.Handler {
+	return &barHandler{inner: h.inner.WithGroup(name), bar: h.bar}
 }
 
 // rlBar is train-policy's iteration bar on a terminal: iteration k of n

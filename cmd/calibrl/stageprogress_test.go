@@ -2,24 +2,29 @@ package main
 
 import (
 	"bytes"
-	"log/slog"
 	"strings"
 	"testing"
+	"time"
+
+	progressevent "github.com/calibrl/calibrl/progress"
 )
 
-func TestStageLinesSayKOfN(t *testing.T) {
+// The bar renders the typed events: stage k of n, a skipped stage, the
+// step's figures, and an ETA once a stage has run.
+func TestStageBarRendersEvents(t *testing.T) {
 	var buf bytes.Buffer
-	h := newStageHandler(slog.NewTextHandler(&buf, nil), false)
-	log := slog.New(h)
-	stages := log.With("stages", 3)
-	stages.Info("reproduce: stage already done", "stage", "collect")
-	stages.Info("reproduce: stage", "stage", "base")
-	log.Info("base", "step", 10, "val_nll", 1.5)
-	stages.Info("reproduce: stage", "stage", "sim")
+	clock := time.Unix(0, 0)
+	b := &stageBar{w: &buf, now: func() time.Time { return clock }}
+	b.render(progressevent.Event{Stage: "collect", Index: 1, Of: 3, Skipped: true})
+	b.render(progressevent.Event{Stage: "base", Index: 2, Of: 3})
+	b.render(progressevent.Event{Stage: "base", Step: 10, Figures: []progressevent.Figure{{Name: "val_nll", Value: 1.5}}})
+	clock = clock.Add(time.Minute)
+	b.render(progressevent.Event{Stage: "sim", Index: 3, Of: 3})
+	b.finish()
 	out := buf.String()
-	for _, want := range []string{"stages=3 stage=collect k=1 of=3", "stages=3 stage=base k=2 of=3", "msg=base step=10", "stages=3 stage=sim k=3 of=3"} {
+	for _, want := range []string{"stage 1 of 3 collect (done before)", "stage 2 of 3 base step 10 val_nll 1.5", "stage 3 of 3 sim · ETA 1m0s"} {
 		if !strings.Contains(out, want) {
-			t.Errorf("log lines lack %q:\n%s", want, out)
+			t.Errorf("bar lacks %q:\n%q", want, out)
 		}
 	}
 }
