@@ -37,6 +37,8 @@ func TestLevelTaskCarriesTheOption(t *testing.T) {
 		{"mathchat:ledger", 16, "mathchat:h16:ledger", true},
 		{"mathchat:nocalc", 4, "mathchat:h4:nocalc", false},
 		{"docedit", 4, "docedit:h4", true}, // the document it shows
+		// A level given with the task is replaced, not kept as an option.
+		{"mathchat:easy:ledger", 8, "mathchat:h8:ledger", true},
 	} {
 		name := LevelTask(c.task, c.h)
 		if name != c.want {

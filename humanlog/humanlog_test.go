@@ -102,6 +102,8 @@ func TestReadRefusesWithFileLineField(t *testing.T) {
 		{`"split":"train"`, `"split":"dev"`, `field "split": "dev"`},
 		{`"end":"solved"`, `"end":"happy"`, `field "end": "happy"`},
 		{`"task":"mathchat"`, `"task":"docedit"`, `field "draft": missing`},
+		{`"task":"mathchat"`, `"task":"docedit:easy:data=sha256:` + strings.Repeat("0", 64) + `"`, `field "draft": missing`},
+		{`"task":"mathchat"`, `"task":"mathchat:hard"`, `field "task": task "mathchat:hard": unknown level "hard"`},
 		{`"id":"a"`, `"id":"a","goal":"x"`, `field "goal": unknown field`},
 		{`"id":"a"`, `"id":"a","persona":{"patience":2,"verbosity":0.5,"typo_rate":0}`, `field "persona.clarity": missing`},
 		{`"id":"a"`, `"id":"a","persona":{"patience":2,"verbosity":1.5,"typo_rate":0,"clarity":1}`, `field "persona.verbosity": 1.5 not in [0,1]`},
