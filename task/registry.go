@@ -1,11 +1,13 @@
 package task
 
 import (
+	"errors"
 	"path/filepath"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/task/docedit"
 	"github.com/calibrl/calibrl/task/mathchat"
+	"github.com/calibrl/calibrl/task/support"
 )
 
 // family is what a task family declares: the options its names may carry,
@@ -132,6 +134,23 @@ var families = map[string]family{
 			cfg.Ledger, cfg.AcceptanceReward, cfg.Naive = n.Has(WithLedger), n.Has(AcceptanceReward), n.naive(cfg.Naive)
 			cfg.GSM8K, cfg.Spec = path, n.String()
 			return mathchat.New(cfg)
+		},
+	},
+	"support": {
+		measure: dialog.Success,
+		dataFiles: func(string) ([]string, error) {
+			return nil, errors.New("support reads no data: its instances are generated")
+		},
+		build: func(n Name, path string) (Task, error) {
+			if path != "" {
+				return nil, errors.New("support reads no data: its instances are generated")
+			}
+			cfg, err := support.Level(n.Level)
+			if err != nil {
+				return nil, err
+			}
+			cfg.Spec = n.String()
+			return support.New(cfg)
 		},
 	},
 }

@@ -1,0 +1,96 @@
+package support
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/calibrl/calibrl/dialog"
+)
+
+func newTask(t testing.TB, level string) *Task {
+	t.Helper()
+	cfg, err := Level(level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+// play runs one conversation the way the rollout does: the user opens,
+// then agent and user alternate until the user ends or maxTurns agent
+// messages have been sent.
+func play(t testing.TB, tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) dialog.Episode {
+	t.Helper()
+	ctx := context.Background()
+	us := u.NewSession(o, rand.New(rand.NewPCG(seed, 1)))
+	as := a.NewSession(v, rand.New(rand.NewPCG(seed, 2)))
+	open, err := us.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []dialog.Message{{Role: dialog.RoleUser, Content: open}}
+	end := dialog.MaxTurns
+	for turn := 0; turn < maxTurns; turn++ {
+		act, err := as.Act(ctx, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, dialog.Message{Role: dialog.RoleAssistant, Content: act})
+		reply, done, err := us.Reply(ctx, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reply != "" {
+			msgs = append(msgs, dialog.Message{Role: dialog.RoleUser, Content: reply})
+		}
+		if done {
+			end = us.(interface{ EndReason() dialog.EndReason }).EndReason()
+			break
+		}
+	}
+	sc := tk.Score(o, msgs)
+	return dialog.Episode{Oracle: *o, Messages: msgs, Outcome: sc.Outcome, Reward: sc.Reward, Success: sc.Success, End: end}
+}
+
+// rate plays n test episodes of an agent profile against a user kind and
+// returns the share that succeeded.
+func rate(t testing.TB, tk *Task, user, profile string, n int, show bool) float64 {
+	t.Helper()
+	u, err := tk.User(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tk.Agent(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	won := 0
+	for i := range n {
+		o, v, err := tk.Instance("test", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ep := play(t, tk, o, v, u, a, uint64(i), 10)
+		if ep.Success {
+			won++
+		} else if show {
+			t.Logf("%s %s %s: %s", o.ID, o.Family, ep.End, o.Truth)
+			for _, m := range ep.Messages {
+				t.Logf("  %s: %s", m.Role, m.Content)
+			}
+		}
+	}
+	return float64(won) / float64(n)
+}
+
+func TestShowFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip()
+	}
+	rate(t, newTask(t, ""), "human", "careful", 60, true)
+}
