@@ -88,9 +88,3 @@ func rate(t testing.TB, tk *Task, user, profile string, n int, show bool) float6
 	return float64(won) / float64(n)
 }
 
-func TestShowFailures(t *testing.T) {
-	if testing.Short() {
-		t.Skip()
-	}
-	rate(t, newTask(t, ""), "human", "careful", 60, true)
-}

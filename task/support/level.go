@@ -33,4 +33,4 @@ func Level(name string) (Config, error) {
 // about 1.5 a goal (a cancel's id, a date change's booking and date, each
 // change run in the turn that asks for the next); a quarter of the turns
 // are left for what goes wrong.
-func goals(h int) int { return min(max((3*h/4-2)*2/3, 1), MaxGoals) }
+func goals(h int) int { return min(max((2*(3*h/4-2)+1)/3, 1), MaxGoals) }
