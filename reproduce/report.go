@@ -559,7 +559,11 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 		fmt.Fprintf(w, "Logs, base policy and simulator: shared from %s (the static arm replays this task's logs). ", r.cfg.Shared)
 	}
 	if dialog.ToolOf(r.t) != nil {
-		fmt.Fprint(w, "Calculator: on (every agent's step results are written by the task; name the task with :nocalc to turn it off). ")
+		if strings.HasPrefix(r.cfg.Task, "mathchat") {
+			fmt.Fprint(w, "Calculator: on (every agent's step results are written by the task; name the task with :nocalc to turn it off). ")
+		} else {
+			fmt.Fprint(w, "Tool: on (the task writes its tool's results into every agent's turns; they carry no loss). ")
+		}
 		for _, d := range decodings {
 			var with, without eval.Summary
 			if r.f.ReadJSON(evalFile(d, ArmBase, 0)+".json", &with) == nil && r.f.ReadJSON(evalFile(d, baseNoTool, 0)+".json", &without) == nil {
