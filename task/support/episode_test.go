@@ -87,4 +87,3 @@ func rate(t testing.TB, tk *Task, user, profile string, n int, show bool) float6
 	}
 	return float64(won) / float64(n)
 }
-
