@@ -11,8 +11,8 @@ import (
 
 func TestLookupKnowsTheTasks(t *testing.T) {
 	names := Names()
-	if strings.Join(names, ",") != "docedit,mathchat" {
-		t.Fatalf("Names() = %v, want [docedit mathchat]", names)
+	if strings.Join(names, ",") != "docedit,mathchat,support" {
+		t.Fatalf("Names() = %v, want [docedit mathchat support]", names)
 	}
 	for _, n := range names {
 		tk, err := Lookup(n)
@@ -37,7 +37,7 @@ func TestLookupKnowsTheTasks(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Lookup("chess"); err == nil || !strings.Contains(err.Error(), "known: docedit, mathchat") {
+	if _, err := Lookup("chess"); err == nil || !strings.Contains(err.Error(), "known: docedit, mathchat, support") {
 		t.Fatalf("unknown task: got %v", err)
 	}
 	if err := CheckSplit("dev"); err == nil {
