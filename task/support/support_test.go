@@ -432,3 +432,25 @@ func FuzzParseCalls(f *testing.F) {
 		}
 	})
 }
+
+// A typo never lands on a word the readers go by: with a typo in every
+// message, the careful agent still follows every change of mind. Before
+// the keywords were spared, "booikng" in "I want to change the date of a
+// booikng instead" left it asking for an order until the user gave up.
+func TestTyposSpareKeywords(t *testing.T) {
+	tk := newTask(t, "")
+	u, _ := tk.User("human")
+	a, _ := tk.Agent("careful")
+	played := 0
+	for i := 0; played < 100 && i < 2000; i++ {
+		o, v, _ := tk.Instance("test", i)
+		if o.Family != "switch" {
+			continue
+		}
+		played++
+		o.Persona.TypoRate = 1
+		if ep := play(t, tk, o, v, u, a, uint64(i), 10); !ep.Success {
+			t.Fatalf("%s: careful failed with a typo in every message: %v", o.ID, ep.Messages)
+		}
+	}
+}
