@@ -67,6 +67,9 @@ type agentSession struct {
 	reasked bool
 	claimed bool // claimer: said the current goal was done without a call
 	sought  bool // seeker: asked for the whole change
+	// stray is an id the user gave that the account lookup did not list
+	// (careful and claimer check): the next question says so.
+	stray string
 }
 
 var (
@@ -166,6 +169,9 @@ func (s *agentSession) absorb(msg, mine string) {
 	if got {
 		s.asked, s.reasked = "", false
 	}
+	if s.target != "" && len(s.rows) > 0 && s.profile != "wrong-row" && !contains(s.rows, s.target) {
+		s.stray, s.target = s.target, ""
+	}
 }
 
 // next is the careful way on from here: ask what is missing, else run the
@@ -192,11 +198,15 @@ func (s *agentSession) work() string {
 	if s.profile == "wrong-row" && kind != goalEmail && s.target == "" {
 		s.target = s.pickRow(kind)
 	}
+	stray := ""
+	if s.stray != "" {
+		stray, s.stray, s.asked = s.stray+" is not on your account. ", "", ""
+	}
 	switch {
 	case kind == goalCancel && s.target == "":
-		return s.ask("order")
+		return stray + s.ask("order")
 	case kind == goalDate && s.target == "":
-		return s.ask("booking")
+		return stray + s.ask("booking")
 	case kind == goalDate && s.value == "":
 		return s.ask("date")
 	case kind == goalEmail && s.value == "":

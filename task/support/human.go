@@ -18,8 +18,10 @@ import (
 //   - it gives an id or a new value only when the agent's words ask for it
 //     (a question naming the account, the order, the booking, the date or
 //     the email). With chance Clarity the answer is the whole sentence;
-//     otherwise it is partial (the id alone, hedged) or, once per fact, a
-//     question back ("Which one do you mean?");
+//     otherwise it is partial (the id alone, hedged), or, once per fact,
+//     a question back ("Which one do you mean?") or an order or booking id
+//     with two digits swapped, which it corrects when the agent says the
+//     id is not on the account;
 //   - a user who changes their mind does so once, in the first reply
 //     after giving the account id, unless the agent has just acted;
 //   - every action the agent runs is checked against the goals: the right
@@ -37,7 +39,7 @@ type Human struct{ d db }
 
 // NewSession starts one episode's human proxy.
 func (h *Human) NewSession(o *dialog.Oracle, rng *rand.Rand) dialog.UserSession {
-	return &humanSession{desk: newDesk(h.d, o), rng: rng, patience: max(1, o.Persona.Patience), askedBack: map[string]bool{}}
+	return &humanSession{desk: newDesk(h.d, o), rng: rng, patience: max(1, o.Persona.Patience), askedBack: map[string]bool{}, misstated: map[string]bool{}}
 }
 
 type humanSession struct {
@@ -45,6 +47,7 @@ type humanSession struct {
 	rng       *rand.Rand
 	patience  int
 	askedBack map[string]bool
+	misstated map[string]bool // row ids first given with two digits swapped
 	rejected  int
 	end       dialog.EndReason
 }
@@ -128,16 +131,43 @@ func (h *humanSession) answer(cue string) (string, int) {
 	case h.told[f.Key]:
 		return strings.Replace(pick(h.rng, humanAgain), "%s", f.Text, 1), 1
 	}
+	sorry := ""
+	if h.misstated[f.Key] {
+		sorry = "Sorry, my mistake. "
+	}
 	if h.rng.Float64() < h.o.Persona.Clarity {
 		h.told[f.Key] = true
-		return strings.Replace(pick(h.rng, humanReveal), "%s", f.Text, 1), 0
+		return sorry + strings.Replace(pick(h.rng, humanReveal), "%s", f.Text, 1), 0
+	}
+	if wrong, ok := misread(f); ok && !h.misstated[f.Key] && h.rng.IntN(3) == 0 {
+		// A person reads an id off a receipt and swaps two digits: the
+		// id is not theirs, and they correct it when told so.
+		h.misstated[f.Key] = true
+		return strings.ReplaceAll(pick(h.rng, humanPartial), "%s", wrong), 0
 	}
 	if !h.askedBack[f.Key] && h.rng.IntN(2) == 0 {
 		h.askedBack[f.Key] = true
 		return pick(h.rng, humanBack), 0
 	}
 	h.told[f.Key] = true
-	return strings.ReplaceAll(pick(h.rng, humanPartial), "%s", f.Value), 0
+	return sorry + strings.ReplaceAll(pick(h.rng, humanPartial), "%s", f.Value), 0
+}
+
+// misread is a row id with its last two differing adjacent digits
+// swapped; ok is false for the account, a value, or an id with no two
+// adjacent digits that differ.
+func misread(f dialog.Fact) (string, bool) {
+	if !strings.HasPrefix(f.Key, "order") && !strings.HasPrefix(f.Key, "booking") {
+		return "", false
+	}
+	b := []byte(f.Value)
+	for i := len(b) - 1; i > 2; i-- {
+		if b[i] != b[i-1] {
+			b[i], b[i-1] = b[i-1], b[i]
+			return string(b), true
+		}
+	}
+	return "", false
 }
 
 // keywords are the words a typo never touches, as mathchat's never

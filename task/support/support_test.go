@@ -454,3 +454,36 @@ func TestTyposSpareKeywords(t *testing.T) {
 		}
 	}
 }
+
+// The human proxy sometimes gives an order or booking id with two digits
+// swapped; the careful agent checks every id against the account it
+// looked up, says it is not there, and gets the right one.
+func TestHumanMisstatesAndCarefulChecks(t *testing.T) {
+	tk := newTask(t, "")
+	u, _ := tk.User("human")
+	careful, _ := tk.Agent("careful")
+	var misstated, won int
+	for i := range 300 {
+		o, v, _ := tk.Instance("test", i)
+		ep := play(t, tk, o, v, u, careful, uint64(i), 10)
+		for _, m := range ep.Messages {
+			if m.Role == dialog.RoleAssistant && strings.Contains(m.Content, "is not on your account") {
+				misstated++
+				break
+			}
+		}
+		if ep.Success {
+			won++
+		}
+	}
+	if misstated < 5 || won < 290 {
+		t.Fatalf("%d of 300 conversations with a misstated id, careful won %d", misstated, won)
+	}
+	f := dialog.Fact{Key: "order1", Value: "O-5520"}
+	if got, ok := misread(f); !ok || got != "O-5502" {
+		t.Fatalf("misread(O-5520) = %q, %v", got, ok)
+	}
+	if _, ok := misread(dialog.Fact{Key: "account", Value: "A-3817"}); ok {
+		t.Fatal("the account id is misread")
+	}
+}
