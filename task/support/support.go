@@ -366,6 +366,11 @@ func (t *Task) User(kind string) (dialog.User, error) {
 // (dialog.ToolOf).
 func (t *Task) Tool() dialog.Tool { return Tool{d: t.d} }
 
+// Environment returns the note that gives the results of calls an agent
+// wrote without them (dialog.EnvironmentOf): what a model behind serve,
+// which cannot run the tool mid-turn, reads them from.
+func (t *Task) Environment() dialog.Environment { return Results{d: t.d} }
+
 // Profiles lists the scripted agent profiles.
 func (t *Task) Profiles() []string { return profileNames() }
 

@@ -487,3 +487,30 @@ func TestHumanMisstatesAndCarefulChecks(t *testing.T) {
 		t.Fatal("the account id is misread")
 	}
 }
+
+// A turn whose calls carry their results gets no note; bare calls (a model
+// behind serve) get their results in a note, with the earlier turns'
+// changes applied, which a tool completing one turn cannot see.
+func TestResultsNote(t *testing.T) {
+	tk := newTask(t, "")
+	o := find(t, tk, goalCancel)
+	p, _ := planOf(o)
+	env := dialog.EnvironmentOf(tk)
+	tool := tk.Tool().(Tool)
+	id := p.Goals[0].ID
+	withResults := agentTurns(tool.Apply("[cancel order " + id + "] Done."))
+	if n := env.Respond(nil, withResults); n != "" {
+		t.Fatalf("note on a completed turn: %q", n)
+	}
+	bare := agentTurns("[cancel order "+id+"] Done.", "[lookup order "+id+"] Let me check.")
+	if n, want := env.Respond(nil, bare), "[lookup order "+id+"] => ("+id+" cancelled)"; n != want {
+		t.Fatalf("note %q, want %q", n, want)
+	}
+	if n := env.Respond(nil, append(bare, dialog.Message{Role: dialog.RoleUser, Content: "ok"})); n != "" {
+		t.Fatalf("note on a user reply: %q", n)
+	}
+	// The users read the agent's turn, not the note, and score the calls.
+	if !tk.Score(o, bare[:2]).Success {
+		t.Fatal("bare calls do not count")
+	}
+}

@@ -3,6 +3,8 @@ package support
 import (
 	"regexp"
 	"strings"
+
+	"github.com/calibrl/calibrl/dialog"
 )
 
 // A call is one tool call an agent writes in its turn, in a fixed syntax:
@@ -191,4 +193,34 @@ func (d db) replay(agentTurns []string) state {
 		}
 	}
 	return d.diff(s)
+}
+
+// Results is the task's environment (dialog.Environment) for agents that
+// cannot run the tool while they write, such as a trainer's model behind
+// serve: after an agent turn with calls the tool did not complete, its
+// note gives their results, with every earlier turn's changes applied.
+// A turn whose calls all carry their results (calibrl's own agents, the
+// scripted ones) gets no note, so the two never both speak.
+type Results struct{ d db }
+
+// Respond returns the results of the last agent turn's bare calls, one a
+// line ("[cancel order O-5520] => (O-5520 cancelled)"), or "".
+func (e Results) Respond(_ *dialog.View, history []dialog.Message) string {
+	if len(history) == 0 || history[len(history)-1].Role != dialog.RoleAssistant {
+		return ""
+	}
+	s := state{}
+	var lines []string
+	for i, m := range history {
+		if m.Role != dialog.RoleAssistant {
+			continue
+		}
+		for _, c := range parseCalls(m.Content) {
+			r, _ := e.d.exec(s, c)
+			if i == len(history)-1 && resultRE.FindString(m.Content[c.End:]) == "" {
+				lines = append(lines, c.String()+" => ("+r+")")
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
