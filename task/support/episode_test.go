@@ -3,6 +3,8 @@ package support
 import (
 	"context"
 	"math/rand/v2"
+	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -26,24 +28,33 @@ func newTask(t testing.TB, level string) *Task {
 // messages have been sent.
 func play(t testing.TB, tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) dialog.Episode {
 	t.Helper()
+	ep, err := playErr(tk, o, v, u, a, seed, maxTurns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
+// playErr is play returning its error, for goroutines.
+func playErr(tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) (dialog.Episode, error) {
 	ctx := context.Background()
 	us := u.NewSession(o, rand.New(rand.NewPCG(seed, 1)))
 	as := a.NewSession(v, rand.New(rand.NewPCG(seed, 2)))
 	open, err := us.Open(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return dialog.Episode{}, err
 	}
 	msgs := []dialog.Message{{Role: dialog.RoleUser, Content: open}}
 	end := dialog.MaxTurns
 	for turn := 0; turn < maxTurns; turn++ {
 		act, err := as.Act(ctx, msgs)
 		if err != nil {
-			t.Fatal(err)
+			return dialog.Episode{}, err
 		}
 		msgs = append(msgs, dialog.Message{Role: dialog.RoleAssistant, Content: act})
 		reply, done, err := us.Reply(ctx, msgs)
 		if err != nil {
-			t.Fatal(err)
+			return dialog.Episode{}, err
 		}
 		if reply != "" {
 			msgs = append(msgs, dialog.Message{Role: dialog.RoleUser, Content: reply})
@@ -54,7 +65,7 @@ func play(t testing.TB, tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.Use
 		}
 	}
 	sc := tk.Score(o, msgs)
-	return dialog.Episode{Oracle: *o, Messages: msgs, Outcome: sc.Outcome, Reward: sc.Reward, Success: sc.Success, End: end}
+	return dialog.Episode{Oracle: *o, Messages: msgs, Outcome: sc.Outcome, Reward: sc.Reward, Success: sc.Success, End: end}, nil
 }
 
 // rate plays n test episodes of an agent profile against a user kind and
@@ -86,4 +97,54 @@ func rate(t testing.TB, tk *Task, user, profile string, n int, show bool) float6
 		}
 	}
 	return float64(won) / float64(n)
+}
+
+// TestConcurrentSessions plays episodes from several goroutines with one
+// task, its users and agents, as the rollout does, and gets the
+// conversations one goroutine gets; with -race it checks they share no
+// mutable state.
+func TestConcurrentSessions(t *testing.T) {
+	tk := newTask(t, "")
+	naive, _ := tk.User("naive")
+	human, _ := tk.User("human")
+	users := []dialog.User{human, naive}
+	agents := map[string]dialog.Agent{}
+	for _, p := range tk.Profiles() {
+		agents[p], _ = tk.Agent(p)
+	}
+	run := func(g int) ([]dialog.Message, error) {
+		var all []dialog.Message
+		for i := range 10 {
+			o, v, err := tk.Instance("train", i)
+			if err != nil {
+				return nil, err
+			}
+			ep, err := playErr(tk, o, v, users[g%2], agents[tk.Profiles()[g%len(tk.Profiles())]], uint64(i), 8)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, ep.Messages...)
+		}
+		return all, nil
+	}
+	want := make([][]dialog.Message, 8)
+	for g := range 8 {
+		want[g], _ = run(g)
+	}
+	got := make([][]dialog.Message, 8)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[g], errs[g] = run(g)
+		}()
+	}
+	wg.Wait()
+	for g := range 8 {
+		if errs[g] != nil || !reflect.DeepEqual(got[g], want[g]) {
+			t.Fatalf("goroutine %d: %v, or conversations differ from one goroutine's", g, errs[g])
+		}
+	}
 }
