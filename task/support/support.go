@@ -393,16 +393,16 @@ func (t *Task) ProbeMessages(o *dialog.Oracle) (wrong, right, ask string) {
 	if err != nil {
 		return "Done.", "Done.", msgAskGoal
 	}
+	// The first goal's change on a row that is not the user's (an
+	// order), or to a value the user did not ask for (a date, an email).
 	w := p.Goals[0].call()
 	switch w.Kind {
+	case kindOrder:
+		w.ID = t.d.id(kindOrder, t.d.hash("probe", w.ID))
+	case kindBooking:
+		w.Value = "2027-01-01"
 	case kindAccount:
 		w.Value = "x" + w.Value
-	default:
-		w.ID = t.d.id(w.Kind, t.d.hash("probe", w.ID)) // another customer's row, or none
-		if w.Kind == kindBooking {
-			w.ID = p.Goals[0].ID
-			w.Value = "2027-01-01"
-		}
 	}
 	return tool.Apply(w.String() + " Done."), tool.Apply(p.truth() + " Done."), msgAskGoal
 }

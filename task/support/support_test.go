@@ -514,3 +514,30 @@ func TestResultsNote(t *testing.T) {
 		t.Fatal("bare calls do not count")
 	}
 }
+
+// The fidelity probes' wrong turn is rejected and the right one accepted
+// by the human proxy, on every instance without a change of mind (where
+// the user has not yet asked for the goal the right turn meets).
+func TestProbeMessages(t *testing.T) {
+	tk := newTask(t, "")
+	h, _ := tk.User("human")
+	ctx := context.Background()
+	for i := range 100 {
+		o, _, _ := tk.Instance("test", i)
+		if o.Family == "switch" {
+			continue
+		}
+		wrong, right, ask := tk.ProbeMessages(o)
+		if tk.Score(o, agentTurns(wrong)).Success || !tk.Score(o, agentTurns(right)).Success || ask != msgAskGoal {
+			t.Fatalf("%s: probes scored wrong: %q %q", o.ID, wrong, right)
+		}
+		for k, msg := range []string{wrong, right} {
+			s := h.NewSession(o, rand.New(rand.NewPCG(uint64(i), 4)))
+			open, _ := s.Open(ctx)
+			_, end, _ := s.Reply(ctx, []dialog.Message{{Role: dialog.RoleUser, Content: open}, {Role: dialog.RoleAssistant, Content: msg}})
+			if end != (k == 1) {
+				t.Fatalf("%s: the human proxy ended %v on %q", o.ID, end, msg)
+			}
+		}
+	}
+}
