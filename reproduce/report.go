@@ -559,7 +559,7 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 		fmt.Fprintf(w, "Logs, base policy and simulator: shared from %s (the static arm replays this task's logs). ", r.cfg.Shared)
 	}
 	if dialog.ToolOf(r.t) != nil {
-		if strings.HasPrefix(r.cfg.Task, "mathchat") {
+		if n, err := task.ParseName(r.cfg.Task); err == nil && n.Offers(task.NoCalculator) {
 			fmt.Fprint(w, "Calculator: on (every agent's step results are written by the task; name the task with :nocalc to turn it off). ")
 		} else {
 			fmt.Fprint(w, "Tool: on (the task writes its tool's results into every agent's turns; they carry no loss). ")

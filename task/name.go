@@ -172,6 +172,11 @@ func (n Name) String() string {
 // Has reports whether n carries option o.
 func (n Name) Has(o string) bool { return slices.Contains(n.Options, o) }
 
+// Offers reports whether n's family declares option o, whether or not n
+// carries it: mathchat offers NoCalculator, so its report says how to turn
+// its tool off.
+func (n Name) Offers(o string) bool { return families[n.Family].optionIndex(o) >= 0 }
+
 // AtLevel returns n at level l, with the same options and data.
 func (n Name) AtLevel(l string) Name {
 	n.Options = slices.Clone(n.Options)

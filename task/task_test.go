@@ -211,3 +211,18 @@ func TestStripDosesAndWithLevel(t *testing.T) {
 		}
 	}
 }
+
+func TestOffers(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want bool
+	}{{"mathchat:easy", true}, {"mathchat", true}, {"docedit", false}, {"support:h8", false}} {
+		n, err := ParseName(c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := n.Offers(NoCalculator); got != c.want {
+			t.Errorf("%s offers %s: %v, want %v", c.name, NoCalculator, got, c.want)
+		}
+	}
+}
