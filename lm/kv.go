@@ -1,0 +1,211 @@
+package lm
+
+// The KV cache the sampler keeps per conversation across turns, and the
+// decoder's batched prefill and step over it.
+
+import (
+	"math"
+
+	"github.com/calibrl/calibrl/gemm"
+)
+
+// KV is one sequence's key/value cache kept across SampleKV calls. It is
+// valid for the weights it was filled with: Release it when the sequence
+// is over or the weights change. Like the model, it is not safe for
+// concurrent use.
+type KV struct {
+	m    *Model
+	ids  []int   // the tokens whose keys and values slot holds, at positions 0, 1, …
+	slot *kvSlot // nil while it holds nothing
+}
+
+// NewKV returns an empty cache for a sequence of m.
+func (m *Model) NewKV() *KV { return &KV{m: m} }
+
+// Len is how many leading tokens of the sequence the cache holds.
+func (kv *KV) Len() int { return len(kv.ids) }
+
+// Release empties the cache and gives its memory back to the model for
+// other sequences; the cache can be filled again.
+func (kv *KV) Release() {
+	if kv.slot != nil {
+		d := kv.m.decoder(0)
+		d.free = append(d.free, kv.slot)
+		kv.slot = nil
+	}
+	kv.ids = kv.ids[:0]
+}
+
+func (kv *KV) ensureSlot() *kvSlot {
+	if kv.slot == nil {
+		kv.slot = kv.m.newSlot()
+	}
+	return kv.slot
+}
+
+// kvSlot is the memory of one sequence's cache: per layer [NH,Context,HS],
+// each head's keys (values) contiguous.
+type kvSlot struct{ k, v [][]float32 }
+
+// newSlot takes a free slot of the model's, or allocates one.
+func (m *Model) newSlot() *kvSlot {
+	d := m.decoder(0)
+	if n := len(d.free); n > 0 {
+		sl := d.free[n-1]
+		d.free = d.free[:n-1]
+		return sl
+	}
+	cfg := m.Config
+	sl := &kvSlot{k: make([][]float32, cfg.Layers), v: make([][]float32, cfg.Layers)}
+	for l := range sl.k {
+		sl.k[l], sl.v[l] = make([]float32, cfg.Context*cfg.Dim), make([]float32, cfg.Context*cfg.Dim)
+	}
+	return sl
+}
+
+func commonPrefix(a, b []int) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// kvRow is one token to push through the decoder: sequence, position, id.
+type kvRow struct{ seq, pos, tok int }
+
+// decodeState is the step buffers of the model's sampler and the free
+// cache slots.
+type decodeState struct {
+	x, ln, att []float32 // [R,C]
+	qkv        []float32 // [R,3C]
+	h, hTanh   []float32 // [R,4C]
+	mean, rstd []float32 // [R]
+	logits     []float32 // [R,V]
+	scores     []float32 // [workers,Context]
+	rows       []kvRow
+	order      []int     // [V] top-p scratch
+	probs      []float32 // [V] sampling scratch
+	free       []*kvSlot // released cache slots
+	// bf16 is &packed while this Sample call runs in bf16, else nil.
+	bf16   *packedWeights
+	packed packedWeights
+}
+
+// decoder returns the model's sampler state with step buffers for R rows,
+// growing the previous one when it is too small.
+func (m *Model) decoder(R int) *decodeState {
+	cfg := m.Config
+	C, H, V, W := cfg.Dim, cfg.Hidden(), cfg.VocabSize, m.workers()
+	d := m.dec
+	if d == nil {
+		d = &decodeState{order: make([]int, V), probs: make([]float32, V)}
+		m.dec = d
+	}
+	if len(d.mean) < R || len(d.scores) < W*cfg.Context {
+		R = max(R, len(d.mean))
+		f := func(n int) []float32 { return make([]float32, n) }
+		d.x, d.ln, d.att, d.qkv = f(R*C), f(R*C), f(R*C), f(3*R*C)
+		d.h, d.hTanh, d.mean, d.rstd = f(R*H), f(R*H), f(R), f(R)
+		d.logits, d.scores = f(R*V), f(max(W, len(d.scores)/cfg.Context)*cfg.Context)
+		d.rows = make([]kvRow, 0, R)
+	}
+	return d
+}
+
+// prefill steps rows through in order, in steps of at most the rows the
+// decoder was sized for, and returns the logits of the rows listed in heads
+// (ascending), as one step would: a sequence whose rows fall in two steps
+// attends, in the later one, to the keys and values the earlier one
+// cached, by the same per-row arithmetic.
+func (d *decodeState) prefill(m *Model, rows []kvRow, heads []int, slots []*kvSlot) []float32 {
+	n := len(d.mean)
+	if len(rows) <= n {
+		return d.step(m, rows, heads, slots)
+	}
+	V := m.Config.VocabSize
+	out := make([]float32, 0, len(heads)*V)
+	h := 0
+	for a := 0; a < len(rows); a += n {
+		b := min(a+n, len(rows))
+		var hs []int
+		for ; h < len(heads) && heads[h] < b; h++ {
+			hs = append(hs, heads[h]-a)
+		}
+		out = append(out, d.step(m, rows[a:b], hs, slots)...)
+	}
+	return out
+}
+
+// step pushes rows through every block, writing their keys and values into
+// their sequence's cache slot (slots[row.seq]), and returns logits
+// [len(heads),V] for the rows listed in heads. A row attends to its own
+// sequence's cache up to its position, so several rows of one sequence (a
+// prompt) can share a step.
+func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot) []float32 {
+	cfg, p := m.Config, m.Params
+	HS, ctx := cfg.HeadSize(), cfg.Context
+	// At most the workers decoder sized the score scratch for: SetWorkers
+	// may have raised the count since.
+	R, C, H, V, NH, W := len(rows), cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads, min(m.workers(), len(d.scores)/ctx)
+	scale := float32(1 / math.Sqrt(float64(HS)))
+	x := d.x[:R*C]
+	for i, r := range rows {
+		xi := x[i*C : (i+1)*C]
+		w, pe := p.WTE[r.tok*C:(r.tok+1)*C], p.WPE[r.pos*C:(r.pos+1)*C]
+		for c := range xi {
+			xi[c] = w[c] + pe[c]
+		}
+	}
+	bf, pw := d.bf16 != nil, d.bf16
+	if !bf {
+		pw = &unpacked
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		lp := p.Layer(l)
+		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
+		layerMM(W, bf, d.qkv, d.ln, lp.QKVW, pw.qkv, l, lp.QKVB, nil, R, C, 3*C)
+		for i, r := range rows {
+			kc, vc := slots[r.seq].k[l], slots[r.seq].v[l]
+			for h := 0; h < NH; h++ {
+				at := (h*ctx + r.pos) * HS
+				copy(kc[at:at+HS], d.qkv[i*3*C+C+h*HS:])
+				copy(vc[at:at+HS], d.qkv[i*3*C+2*C+h*HS:])
+			}
+		}
+		parallelForW(W, R*NH, func(w, lo, hi int) {
+			sc := d.scores[w*ctx : (w+1)*ctx]
+			for task := lo; task < hi; task++ {
+				i, h := task/NH, task%NH
+				r := rows[i]
+				q := d.qkv[i*3*C+h*HS : i*3*C+(h+1)*HS]
+				base := h * ctx * HS
+				o := d.att[i*C+h*HS : i*C+(h+1)*HS]
+				sl := slots[r.seq]
+				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
+			}
+		})
+		layerMM(W, bf, x, d.att, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, R, C, C)
+		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN2W, lp.LN2B, R, C)
+		layerMM(W, bf, d.h, d.ln, lp.FCW, pw.fc, l, lp.FCB, nil, R, C, H)
+		geluForward(W, d.h, d.hTanh, d.h, R*H)
+		layerMM(W, bf, x, d.h, lp.FCProjW, pw.fcProj, l, lp.FCProjB, x, R, H, C)
+	}
+	// Final norm and logits only for the rows that sample.
+	K := len(heads)
+	if K == 0 {
+		return nil // a prefill step with no prompt's last token
+	}
+	for k, i := range heads {
+		copy(d.att[k*C:(k+1)*C], x[i*C:(i+1)*C])
+	}
+	layernormForward(W, d.ln, d.mean, d.rstd, d.att, p.LNFW, p.LNFB, K, C)
+	if d.bf16 != nil {
+		gemm.Bgemm(K, 1, d.ln, C, &d.bf16.lmHead, 0, d.logits, V)
+	} else {
+		gemm.Sgemm(false, true, K, V, C, 1, d.ln, C, p.LMHead, C, 0, d.logits, V)
+	}
+	return d.logits[:K*V]
+}
