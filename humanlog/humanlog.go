@@ -88,14 +88,9 @@ type Record struct {
 	Messages    []Message `json:"messages"`
 }
 
-// FieldError names the field of a record that is wrong.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return fmt.Sprintf("field %q: %v", e.Field, e.Err) }
-func (e *FieldError) Unwrap() error { return e.Err }
+// FieldError names the field of a record that is wrong: the one kind of
+// field error calibrl's own episode logs use too (dialog.FieldError).
+type FieldError = dialog.FieldError
 
 func fieldErr(field, format string, a ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, a...)}
