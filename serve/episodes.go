@@ -212,13 +212,9 @@ func (s *Server) create(ctx context.Context, req CreateRequest) (*episode, *repl
 	if req.EpisodeSeed != nil {
 		k.Seed = *req.EpisodeSeed
 	}
-	e, rerr := s.open(ctx, k)
+	e, rerr := s.openCharged(ctx, k)
 	if rerr != nil {
 		return nil, rerr
-	}
-	if !s.bytes.reserve(e, messageBytes(e.live.Ep.Messages)) {
-		s.dropUnstored(e)
-		return nil, s.serverFull()
 	}
 	held, err := s.store.add(e)
 	if err != nil {
@@ -273,6 +269,21 @@ func (s *Server) dropUnstored(e *episode) {
 
 // serverFull refuses a request that would take the server past
 // MaxHeldBytes.
+// openCharged opens the episode k names (open) and charges what it holds
+// to the server's byte bound, for a create and a recovery alike: a full
+// server drops it again and answers 429.
+func (s *Server) openCharged(ctx context.Context, k episodeKey) (*episode, *replyError) {
+	e, rerr := s.open(ctx, k)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if !s.bytes.reserve(e, messageBytes(e.live.Ep.Messages)) {
+		s.dropUnstored(e)
+		return nil, s.serverFull()
+	}
+	return e, nil
+}
+
 func (s *Server) serverFull() *replyError {
 	return &replyError{http.StatusTooManyRequests, errCapacity, "server_bytes_exceeded", "", fmt.Sprintf(
 		"the server holds %d bytes of messages, at most %d (--max-held-bytes): finish and DELETE episodes, or wait for them to expire", s.bytes.total(), s.cfg.MaxHeldBytes)}

@@ -131,13 +131,9 @@ func (s *Server) recoverEpisode(ctx context.Context, id string) (*episode, *repl
 	if !replayable(k.User) {
 		return nil, &replyError{http.StatusNotFound, errNotFound, codeNotRecoverable, "", fmt.Sprintf("episode %s is not held here and its user %s is a remote model, whose replies a replay cannot reproduce: route every turn of an episode to the replica that opened it (by episode id)", id, k.User)}
 	}
-	e, rerr := s.open(ctx, k)
+	e, rerr := s.openCharged(ctx, k)
 	if rerr != nil {
 		return nil, rerr
-	}
-	if !s.bytes.reserve(e, messageBytes(e.live.Ep.Messages)) {
-		s.dropUnstored(e)
-		return nil, s.serverFull()
 	}
 	held, err := s.store.add(e)
 	if err != nil || held != e {
