@@ -100,7 +100,7 @@ func leaks(o *dialog.Oracle, msg string) bool {
 	if o.Draft != "" {
 		return leaksDocument(o, msg)
 	}
-	truth := canonNumber(o.Truth)
+	truth := numericTruth(o)
 	if truth == "" {
 		return strings.Contains(strings.ToLower(msg), strings.ToLower(o.Truth))
 	}
@@ -184,6 +184,19 @@ func providesFact(o *dialog.Oracle, msg, low string) bool {
 
 // canonNumber normalises "1,200", "1200.0" and "$1200" alike; "" when s
 // holds no number.
+// numericTruth is o's ground truth in canonical form when the truth is a
+// number and nothing else (mathchat's "42"), and "" otherwise. A truth
+// that merely holds a number, such as support's tool call "[change booking
+// B-5349 date=2026-06-11]", is text: read as its first number it matched
+// the booking fact's own id and no reply ever counted as a leak.
+func numericTruth(o *dialog.Oracle) string {
+	t := strings.TrimSpace(o.Truth)
+	if t == "" || numberRE.FindString(t) != t {
+		return ""
+	}
+	return canonNumber(t)
+}
+
 func canonNumber(s string) string {
 	n := numberRE.FindString(s)
 	if n == "" {

@@ -69,6 +69,25 @@ func TestLeakIgnoresAnswerThatIsAlsoAFact(t *testing.T) {
 	}
 }
 
+// A truth that is text holding numbers (support's tool call) leaks when a
+// turn states it, even though its first number is also a fact's id: only
+// a truth that is a number and nothing else is compared as a number.
+func TestLeakOfATextTruthHoldingNumbers(t *testing.T) {
+	o := &dialog.Oracle{
+		Truth: "[change booking B-5349 date=2026-06-11]",
+		Facts: []dialog.Fact{
+			{Key: "booking1", Text: "The booking is B-5349.", Value: "B-5349", Cues: []string{"booking"}, Hidden: true},
+			{Key: "date1", Text: "The new date is 2026-06-11.", Value: "2026-06-11", Cues: []string{"date"}, Hidden: true},
+		},
+	}
+	if got := Classify(o, "Please do exactly this: [change booking B-5349 date=2026-06-11]", false); got != Leak {
+		t.Errorf("stating the whole tool call classified as %s, want %s", got, Leak)
+	}
+	if got := Classify(o, "The booking is B-5349.", false); got == Leak {
+		t.Errorf("giving one asked-for id classified as %s", got)
+	}
+}
+
 func TestTVAndActsByTurn(t *testing.T) {
 	p := map[Act]float64{Accept: 0.5, Reject: 0.5}
 	q := map[Act]float64{Accept: 0.5, Leak: 0.5}

@@ -465,7 +465,7 @@ func probeMessages(t Task, o *dialog.Oracle) (wrong, right, ask string) {
 	if p, ok := t.(Prober); ok {
 		return p.ProbeMessages(o)
 	}
-	truth := canonNumber(o.Truth)
+	truth := numericTruth(o)
 	wrongValue := "0"
 	if truth != "" {
 		var v float64
