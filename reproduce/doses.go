@@ -9,7 +9,6 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/runfolder"
-	"github.com/calibrl/calibrl/summary"
 	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
@@ -28,13 +27,19 @@ import (
 // so their rows repeat: a check of the sharing, at a cost).
 func Doses(ctx context.Context, cfg Config, doses []string) error {
 	base := task.StripDoses(cfg.Task)
+	dosed := make(map[string]string, len(doses))
 	for _, d := range doses {
-		if !task.OnlyDoses(d) || task.StripDoses(base+":"+d) != base {
-			return fmt.Errorf("reproduce: dose %q: want options that change only the naive simulator or the reward (leak=DOSEx, syc=DOSEx, reward=acceptance)", d)
+		name, err := task.WithDoses(base, d)
+		if err == nil && task.StripDoses(name) != base {
+			err = fmt.Errorf("want options that change only the naive simulator or the reward (leak=DOSEx, syc=DOSEx, reward=acceptance)")
 		}
-		if _, err := task.Lookup(base + ":" + d); err != nil {
+		if err == nil {
+			_, err = task.Lookup(name)
+		}
+		if err != nil {
 			return fmt.Errorf("reproduce: dose %q: %w", d, err)
 		}
+		dosed[d] = name
 	}
 	shared := filepath.Join(cfg.Out, "shared")
 	if err := Prepare(ctx, PrepareConfig{Tasks: []string{base}, MaxTurns: []int{cfg.Preset.MaxTurns}, Preset: cfg.Preset,
@@ -51,7 +56,7 @@ func Doses(ctx context.Context, cfg Config, doses []string) error {
 		rc := cfg
 		rc.Task, rc.Shared, rc.Out = base, shared, filepath.Join(cfg.Out, doseFolder(d))
 		if d != "" {
-			rc.Task = base + ":" + d
+			rc.Task = dosed[d]
 		}
 		rows, err := Run(ctx, rc)
 		if err != nil {
@@ -74,7 +79,7 @@ func Doses(ctx context.Context, cfg Config, doses []string) error {
 			score := map[string]string{ArmBase: "–", ArmNaive: "–"}
 			for _, row := range r.rows {
 				if _, ok := score[row.Arm]; ok {
-					score[row.Arm] = fmt.Sprintf("%.3f [%.3f, %.3f]", headline(row.Figures), row.CI95[0], row.CI95[1])
+					score[row.Arm] = fmt.Sprintf("%.3f [%.3f, %.3f]", row.Figures.Value(), row.CI95[0], row.CI95[1])
 				}
 			}
 			req, gap, paste := lastHacking(r.recs, seedName(ArmNaive, 0))
@@ -95,17 +100,6 @@ func doseFolder(dose string) string {
 		return "1x"
 	}
 	return strings.NewReplacer(":", "_", "=", "-").Replace(dose)
-}
-
-// headline is a row's BLEU (docedit, 0–100) or success.
-func headline(f summary.Figures) float64 {
-	switch {
-	case f.BLEU != nil:
-		return *f.BLEU
-	case f.Success != nil:
-		return *f.Success
-	}
-	return 0
 }
 
 // lastHacking formats a stage's last hacking-metrics reading: the change

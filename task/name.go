@@ -252,6 +252,26 @@ func StripDoses(name string) string {
 	return n.String()
 }
 
+// WithDoses is name with the dose options opts ("leak=2x:syc=0x", as a
+// name writes them) added to its own, in the family's order and before
+// its data: one setting of a dose-response study. It refuses opts that
+// hold anything StripDoses would keep, and a name that does not parse.
+func WithDoses(name, opts string) (string, error) {
+	if !OnlyDoses(opts) {
+		return "", fmt.Errorf("task %q: %q: want options that change only the naive simulator or the reward (leak=DOSEx, syc=DOSEx, reward=acceptance)", name, opts)
+	}
+	n, err := ParseName(name)
+	if err != nil {
+		return "", err
+	}
+	n.Options = append(slices.Clone(n.Options), strings.Split(opts, ":")...)
+	dosed, err := ParseName(n.String())
+	if err != nil {
+		return "", err
+	}
+	return dosed.String(), nil
+}
+
 // OnlyDoses reports whether opts, options as a name writes them after its
 // level ("leak=2x:syc=0x"), are all ones StripDoses removes: a setting of
 // a dose-response study.

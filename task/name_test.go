@@ -88,3 +88,26 @@ func TestOnlyDoses(t *testing.T) {
 		}
 	}
 }
+
+// A dose joins the name's own options in the family's order, and the
+// data stays last: building the name by hand ("NAME:" + dose) put a dose
+// after the data option, a name ParseName refuses.
+func TestWithDoses(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	cases := []struct{ name, opts, want string }{
+		{"docedit:quote", "leak=2x", "docedit:quote:leak=2x"},
+		{"docedit", "syc=0x:leak=2x", "docedit:leak=2x:syc=0x"},
+		{"mathchat:easy:data=sha256:" + hash, "reward=acceptance", "mathchat:easy:reward=acceptance:data=sha256:" + hash},
+	}
+	for _, c := range cases {
+		got, err := WithDoses(c.name, c.opts)
+		if err != nil || got != c.want {
+			t.Errorf("WithDoses(%q, %q) = %q, %v; want %q", c.name, c.opts, got, err, c.want)
+		}
+	}
+	for _, opts := range []string{"quote", "", "leak=2x:ledger"} {
+		if got, err := WithDoses("docedit", opts); err == nil {
+			t.Errorf("WithDoses(docedit, %q) = %q, want an error", opts, got)
+		}
+	}
+}
