@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/task/level"
 )
 
 // episodeKey is everything that makes an episode what it is before the
@@ -91,6 +92,22 @@ func parseEpisodeID(id string) (episodeKey, error) {
 	return k, nil
 }
 
+// turnLimit is the most agent turns an episode of the named task plays,
+// and what it plays when its request asks none: the server's --max-turns
+// when set, else the task level's (task.Name.MaxTurns), so a served
+// episode and a collected one of the same level end at the same turn. A
+// name the registry does not read (a task given by Options.Task) plays
+// level.DefaultMaxTurns.
+func (s *Server) turnLimit(taskName string) int {
+	if s.cfg.MaxTurns > 0 {
+		return s.cfg.MaxTurns
+	}
+	if n, err := task.ParseName(taskName); err == nil {
+		return n.MaxTurns()
+	}
+	return level.DefaultMaxTurns
+}
+
 // keyError is a key the server will not open, with the request field
 // to name.
 type keyError struct {
@@ -109,8 +126,8 @@ func (s *Server) check(k episodeKey) *keyError {
 	if err := task.CheckSplit(k.Split); err != nil {
 		return &keyError{"split", err.Error()}
 	}
-	if k.MaxTurns < 1 || k.MaxTurns > s.cfg.MaxTurns {
-		return &keyError{"max_turns", fmt.Sprintf("max_turns %d: want 1 to %d (the server's --max-turns)", k.MaxTurns, s.cfg.MaxTurns)}
+	if limit := s.turnLimit(k.Task); k.MaxTurns < 1 || k.MaxTurns > limit {
+		return &keyError{"max_turns", fmt.Sprintf("max_turns %d: want 1 to %d (the server's --max-turns, else the task level's limit)", k.MaxTurns, limit)}
 	}
 	if k.Index < 0 || k.Sample < 0 {
 		return &keyError{"index", "index and sample must not be negative"}

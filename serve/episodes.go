@@ -24,8 +24,8 @@ import (
 // logged episode, so a dataset exported from logs (export kind prompts)
 // replays each logged episode's user, opening included. Task is the full
 // name, level and options included ("mathchat:easy"), and MaxTurns the
-// logged episode's turn limit (default the server's --max-turns, which
-// also bounds it): export writes both into interaction_kwargs.
+// logged episode's turn limit (default the server's --max-turns, else the
+// task level's limit, which also bounds it: Server.turnLimit): export writes both into interaction_kwargs.
 type CreateRequest struct {
 	Task        string `json:"task"`
 	Split       string `json:"split,omitempty"` // default "train"
@@ -199,7 +199,7 @@ func (s *Server) create(ctx context.Context, req CreateRequest) (*episode, *repl
 		k.User = "human"
 	}
 	if k.MaxTurns == 0 {
-		k.MaxTurns = s.cfg.MaxTurns
+		k.MaxTurns = s.turnLimit(k.Task)
 	}
 	k.Index = int(req.Seed % (1 << 31))
 	if req.Index != nil {

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/calibrl/calibrl/task/level"
 )
 
 // FuzzRequestBodies sends arbitrary bodies to every JSON endpoint: the
@@ -35,7 +37,7 @@ func FuzzRequestBodies(f *testing.F) {
 		f.Fatalf("create: %v %s", err, rec.Body)
 	}
 	// An id this server writes but does not hold: turns on it recover it.
-	other := episodeKey{Task: "guess", Split: "train", User: "human", MaxTurns: cfg.MaxTurns, Nonce: "fuzz"}.id()
+	other := episodeKey{Task: "guess", Split: "train", User: "human", MaxTurns: level.DefaultMaxTurns, Nonce: "fuzz"}.id()
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, path := range []string{"/v1/episodes", "/v1/episodes/" + cr.ID + "/turns", "/v1/episodes/" + other + "/turns", "/v1/chat/completions"} {
 			rec := httptest.NewRecorder()

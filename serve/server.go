@@ -28,7 +28,6 @@ import (
 	"time"
 
 	"github.com/calibrl/calibrl/dialog"
-	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
 )
@@ -54,8 +53,10 @@ type Config struct {
 	// dropped; if none is finished, new episodes are refused with 429.
 	// Default 10000.
 	MaxEpisodes int
-	// MaxTurns ends an episode after this many agent turns. Default
-	// rollout.DefaultMaxTurns.
+	// MaxTurns ends an episode after this many agent turns, and bounds
+	// the max_turns a request may ask. Default 0: each episode's task
+	// level's limit (task.Name.MaxTurns: N at hN, else
+	// level.DefaultMaxTurns), the one every command plays by default.
 	MaxTurns int
 	// ReadTimeout, WriteTimeout and IdleTimeout bound connections.
 	// Defaults 30s, 5m (a turn may wait on a remote user), 2m.
@@ -103,7 +104,6 @@ func DefaultConfig() Config {
 		MaxBodyBytes:    1 << 20,
 		EpisodeTTL:      30 * time.Minute,
 		MaxEpisodes:     10000,
-		MaxTurns:        rollout.DefaultMaxTurns,
 		ReadTimeout:     30 * time.Second,
 		WriteTimeout:    5 * time.Minute,
 		IdleTimeout:     2 * time.Minute,
@@ -126,8 +126,11 @@ func (c Config) Validate() error {
 	if c.Token == "" && !isLoopback(host) {
 		return fmt.Errorf("serve: address %q is not loopback: set a bearer token (--token-env) before exposing the server", c.Addr)
 	}
-	if c.MaxBodyBytes <= 0 || c.EpisodeTTL <= 0 || c.MaxEpisodes <= 0 || c.MaxTurns <= 0 {
-		return errors.New("serve: body limit, episode TTL, episode cap and turn limit must be positive")
+	if c.MaxBodyBytes <= 0 || c.EpisodeTTL <= 0 || c.MaxEpisodes <= 0 {
+		return errors.New("serve: body limit, episode TTL and episode cap must be positive")
+	}
+	if c.MaxTurns < 0 {
+		return fmt.Errorf("serve: turn limit %d is negative (0 is each task level's)", c.MaxTurns)
 	}
 	if c.MaxEnvironments <= 0 || c.MaxEpisodeBytes <= 0 || c.MaxHeldBytes <= 0 {
 		return fmt.Errorf("serve: environment cap (%d), episode byte bound (%d) and server byte bound (%d) must be positive", c.MaxEnvironments, c.MaxEpisodeBytes, c.MaxHeldBytes)

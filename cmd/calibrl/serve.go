@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/calibrl/calibrl/serve"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/task/level"
 )
 
 func newServeCmd() *cobra.Command {
@@ -59,9 +61,10 @@ temperature, top_p and seed are honoured; other sampling fields are
 refused with 400 naming the field. A stream sends the turn as it is
 sampled.
 
-The reward comes on the final turn (the user ended, or --max-turns). Users
-clients may ask for are listed with --users; remote:MODEL users talk to
-OpenAI-compatible endpoints (--remote-config / --remote-url).
+The reward comes on the final turn (the user ended, or the turn limit:
+--max-turns, else the task level's, N at hN). Users clients may ask for
+are listed with --users; remote:MODEL users talk to OpenAI-compatible
+endpoints (--remote-config / --remote-url).
 
 Several replicas may serve one trainer, and a replica may restart: a turn
 that carries the conversation so far ("messages", verl's message list) is
@@ -139,7 +142,7 @@ flight finish.`,
 	fl.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address; beyond loopback a token is required")
 	fl.StringVar(&tokenEnv, "token-env", "", "environment variable holding the bearer token clients must send")
 	fl.StringSliceVar(&cfg.Users, "users", cfg.Users, "users clients may ask for: human, naive, learned:DIR, remote:MODEL")
-	fl.IntVar(&cfg.MaxTurns, "max-turns", cfg.MaxTurns, "agent turns after which an episode ends")
+	fl.IntVar(&cfg.MaxTurns, "max-turns", cfg.MaxTurns, "agent turns after which an episode ends, and the most a request may ask (default the task level's: N at hN, else "+strconv.Itoa(level.DefaultMaxTurns)+")")
 	fl.IntVar(&cfg.MaxEpisodes, "max-episodes", cfg.MaxEpisodes, "episodes held at once; finished ones are dropped first when full")
 	fl.DurationVar(&cfg.EpisodeTTL, "episode-ttl", cfg.EpisodeTTL, "idle time after which an episode expires")
 	fl.Int64Var(&cfg.MaxBodyBytes, "max-body", cfg.MaxBodyBytes, "request body limit in bytes")
