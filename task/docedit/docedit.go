@@ -42,6 +42,7 @@ import (
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/task/hashsplit"
+	"github.com/calibrl/calibrl/task/persona"
 )
 
 // Name is the task's registry name.
@@ -217,7 +218,7 @@ func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, 
 			Opening: openingFor(family),
 			Truth:   target,
 			Draft:   draft,
-			Persona: drawPersona(rng),
+			Persona: persona.Draw(rng, userRanges),
 		}
 		for i := range edits {
 			describeEdit(&edits[i], SplitSentences(draft))
@@ -229,17 +230,15 @@ func (t *Task) Instance(split string, index int) (*dialog.Oracle, *dialog.View, 
 	return nil, nil, fmt.Errorf("instance %s: no target in split %s could be made into a draft", id, split)
 }
 
-// drawPersona draws a document user's character: patience 4–9 unhelpful
-// turns, verbosity in [0,1], typo rate in [0,0.15], clarity in [0.6,1],
-// and the BLEU it settles for in [80,95].
-func drawPersona(rng *rand.Rand) dialog.Persona {
-	return dialog.Persona{
-		Patience:  4 + rng.IntN(6),
-		Verbosity: rng.Float64(),
-		TypoRate:  0.15 * rng.Float64(),
-		Clarity:   0.6 + 0.4*rng.Float64(),
-		Threshold: 80 + 15*rng.Float64(),
-	}
+// userRanges are a document user's traits: patience 4–9 unhelpful turns,
+// verbosity in [0,1), typo rate in [0,0.15), clarity in [0.6,1), and the
+// BLEU it settles for in [80,95).
+var userRanges = persona.Ranges{
+	Patience:  persona.Ints{Lo: 4, N: 6},
+	Verbosity: persona.Uniform{Lo: 0, Width: 1},
+	TypoRate:  persona.Uniform{Lo: 0, Width: 0.15},
+	Clarity:   persona.Uniform{Lo: 0.6, Width: 0.4},
+	Threshold: persona.Uniform{Lo: 80, Width: 15},
 }
 
 // Score judges the current document at the end (FinalDocument) against

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/persona"
 )
 
 // gen draws the parts of one problem: distinct names and items, numbers
@@ -204,7 +205,7 @@ func (x *generated) oracle(id, split string, rng *rand.Rand) *dialog.Oracle {
 		Opening:     x.opening(),
 		Truth:       FormatRat(x.answer),
 		Solution:    strings.Join(x.steps, ". ") + ". The answer is " + FormatRat(x.answer) + ".",
-		Persona:     drawPersona(rng),
+		Persona:     persona.Draw(rng, persona.Human),
 	}
 	for _, s := range x.p.stmts {
 		if s.pat.num == numNone {
@@ -213,15 +214,4 @@ func (x *generated) oracle(id, split string, rng *rand.Rand) *dialog.Oracle {
 		o.Facts = append(o.Facts, dialog.Fact{Key: s.key(), Text: s.text, Value: FormatRat(s.val), Cues: s.cues(), Hidden: s.hidden})
 	}
 	return o
-}
-
-// drawPersona draws a human proxy's character: patience 3–8 unhelpful
-// turns, verbosity in [0,1], typo rate in [0,0.15], clarity in [0.6,1].
-func drawPersona(rng *rand.Rand) dialog.Persona {
-	return dialog.Persona{
-		Patience:  3 + rng.IntN(6),
-		Verbosity: rng.Float64(),
-		TypoRate:  0.15 * rng.Float64(),
-		Clarity:   0.6 + 0.4*rng.Float64(),
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/task/hashsplit"
+	"github.com/calibrl/calibrl/task/persona"
 )
 
 // GSMProblem is one record of a GSM8K-format file.
@@ -158,7 +159,7 @@ func (s *gsm8kSet) instance(split string, index int, id string) (*dialog.Oracle,
 		}
 	}
 	o.Opening = strings.Join(open, " ")
-	o.Persona = drawPersona(rng)
+	o.Persona = persona.Draw(rng, persona.Human)
 	return o, nil
 }
 

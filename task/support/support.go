@@ -25,6 +25,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/task/hashsplit"
+	"github.com/calibrl/calibrl/task/persona"
 )
 
 // Name is the task's registry name.
@@ -251,7 +252,7 @@ func (t *Task) oracle(p plan, id, split string, rng *rand.Rand) *dialog.Oracle {
 		Opening:     "I want to " + request(p.openingGoals()) + ".",
 		Truth:       p.truth(),
 		Solution:    "[lookup account " + p.Account + "] " + p.truth(),
-		Persona:     drawPersona(rng),
+		Persona:     persona.Draw(rng, persona.Human),
 		Extra:       extra,
 	}
 	o.Facts = append(o.Facts, dialog.Fact{Key: "account", Text: "My account id is " + p.Account + ".", Value: p.Account, Cues: []string{"account"}, Hidden: true})
@@ -269,18 +270,6 @@ func (t *Task) oracle(p plan, id, split string, rng *rand.Rand) *dialog.Oracle {
 		}
 	}
 	return o
-}
-
-// drawPersona draws a human proxy's character, in mathchat's ranges:
-// patience 3–8 unhelpful turns, verbosity in [0,1], typo rate in
-// [0,0.15], clarity in [0.6,1].
-func drawPersona(rng *rand.Rand) dialog.Persona {
-	return dialog.Persona{
-		Patience:  3 + rng.IntN(6),
-		Verbosity: rng.Float64(),
-		TypoRate:  0.15 * rng.Float64(),
-		Clarity:   0.6 + 0.4*rng.Float64(),
-	}
 }
 
 // planOf reads the user's plan from the oracle.
