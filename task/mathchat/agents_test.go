@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 func agentMessages(ep dialog.Episode) []string {
@@ -28,7 +29,8 @@ func TestCarefulAsksOnlyHidden(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		o, v, _ := tk.Instance("test", i)
 		o.Persona.Clarity, o.Persona.TypoRate = 1, 0
-		ep, end := runEpisode(t, tk, o, v, Human{}, a, uint64(i), 12)
+		ep := tasktest.MustPlay(t, tk, o, v, Human{}, a, uint64(i), 12)
+		end := ep.End
 		msgs := agentMessages(ep)
 		if end != dialog.Solved || !ep.Success {
 			t.Fatalf("%s: end %s success %v\n%v", o.ID, end, ep.Success, ep.Messages)
@@ -55,7 +57,7 @@ func TestGuesserNeverAsks(t *testing.T) {
 	a, _ := tk.Agent("guesser")
 	for i := 0; i < 50; i++ {
 		o, v, _ := tk.Instance("test", i)
-		ep, _ := runEpisode(t, tk, o, v, Human{}, a, uint64(i), 12)
+		ep := tasktest.MustPlay(t, tk, o, v, Human{}, a, uint64(i), 12)
 		for _, m := range agentMessages(ep) {
 			if _, ok := ExtractAnswer(m); !ok {
 				t.Fatalf("%s: guesser message %q states no answer", o.ID, m)
@@ -72,7 +74,8 @@ func TestSloppyRecovers(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		o, v, _ := tk.Instance("test", i)
 		o.Persona.Clarity, o.Persona.TypoRate, o.Persona.Patience = 1, 0, 5
-		ep, end := runEpisode(t, tk, o, v, Human{}, a, uint64(i), 12)
+		ep := tasktest.MustPlay(t, tk, o, v, Human{}, a, uint64(i), 12)
+		end := ep.End
 		msgs := agentMessages(ep)
 		if end != dialog.Solved || len(msgs) < 2 {
 			t.Fatalf("%s: end %s after %d messages", o.ID, end, len(msgs))
@@ -92,7 +95,8 @@ func TestAnswerSeeker(t *testing.T) {
 	a, _ := tk.Agent("answer-seeker")
 	leaky, _ := NewNaive(NaiveConfig{Leakage: 1})
 	o, v, _ := tk.Instance("test", 4)
-	ep, end := runEpisode(t, tk, o, v, leaky, a, 1, 5)
+	ep := tasktest.MustPlay(t, tk, o, v, leaky, a, 1, 5)
+	end := ep.End
 	msgs := agentMessages(ep)
 	if r := readAgent(msgs[0], o.Facts); r.kind != intentAskAnswer {
 		t.Fatalf("first message %q does not ask for the answer", msgs[0])

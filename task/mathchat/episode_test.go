@@ -1,60 +1,11 @@
 package mathchat
 
 import (
-	"context"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
-
-// runEpisode plays one conversation the way the rollout does: the user
-// opens, then agent and user alternate until the user ends or maxTurns
-// agent messages have been sent.
-func runEpisode(t testing.TB, tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) (dialog.Episode, dialog.EndReason) {
-	t.Helper()
-	ep, err := playEpisode(tk, o, v, u, a, seed, maxTurns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ep, ep.End
-}
-
-// playEpisode is runEpisode returning its error, for goroutines.
-func playEpisode(tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) (dialog.Episode, error) {
-	ctx := context.Background()
-	us := u.NewSession(o, rand.New(rand.NewPCG(seed, 1)))
-	as := a.NewSession(v, rand.New(rand.NewPCG(seed, 2)))
-	open, err := us.Open(ctx)
-	if err != nil {
-		return dialog.Episode{}, err
-	}
-	msgs := []dialog.Message{{Role: dialog.RoleUser, Content: open}}
-	end := dialog.MaxTurns
-	for turn := 0; turn < maxTurns; turn++ {
-		act, err := as.Act(ctx, msgs)
-		if err != nil {
-			return dialog.Episode{}, err
-		}
-		msgs = append(msgs, dialog.Message{Role: dialog.RoleAssistant, Content: act})
-		reply, done, err := us.Reply(ctx, msgs)
-		if err != nil {
-			return dialog.Episode{}, err
-		}
-		if reply != "" {
-			msgs = append(msgs, dialog.Message{Role: dialog.RoleUser, Content: reply})
-		}
-		if done {
-			end = dialog.UserEnded
-			if r, ok := us.(interface{ EndReason() dialog.EndReason }); ok {
-				end = r.EndReason()
-			}
-			break
-		}
-	}
-	sc := tk.Score(o, msgs)
-	return dialog.Episode{Oracle: *o, Messages: msgs, Outcome: sc.Outcome, Reward: sc.Reward, Success: sc.Success, End: end}, nil
-}
 
 // successRate runs n test-split episodes of one agent profile against one
 // user kind.
@@ -73,7 +24,7 @@ func successRate(t testing.TB, tk *Task, user, profile string, n int) float64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ep, _ := runEpisode(t, tk, o, v, u, a, uint64(i), 12)
+		ep := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 12)
 		if ep.Success {
 			wins++
 		}
@@ -119,7 +70,7 @@ func BenchmarkEpisodeCarefulHuman(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		o, v, _ := tk.Instance("test", i%500)
-		runEpisode(b, tk, o, v, Human{}, a, uint64(i), 12)
+		tasktest.MustPlay(b, tk, o, v, Human{}, a, uint64(i), 12)
 	}
 }
 
@@ -144,7 +95,7 @@ func TestConcurrentSessions(t *testing.T) {
 					t.Error(err)
 					break
 				}
-				ep, err := playEpisode(tk, o, v, users[g%2], a, uint64(i), 8)
+				ep, err := tasktest.Play(tk, o, v, users[g%2], a, uint64(i), 8)
 				if err != nil {
 					t.Error(err)
 					break

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 // askFor is the careful agent's question about fact k of o.
@@ -141,7 +142,7 @@ func TestClassifyFailureReadsTheProfiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ep, _ := runEpisode(t, tk, o, v, Human{}, agent, uint64(i), 8)
+			ep := tasktest.MustPlay(t, tk, o, v, Human{}, agent, uint64(i), 8)
 			got := ClassifyFailure(&ep)
 			if ep.Success != (got == nil) {
 				t.Fatalf("%s %d: success %v, classes %q", c.profile, i, ep.Success, got)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 // sharedGSM8K is the shared data folder, relative to this package.
@@ -82,7 +83,7 @@ func TestGSM8KShared(t *testing.T) {
 		for _, h := range o.HiddenFacts() {
 			ask = append(ask, "What about the "+strings.Join(h.Cues, " ")+"?")
 		}
-		ep, _ := runEpisode(t, tk, o, &dialog.View{}, Human{}, &scriptAgent{append(ask, "What is the answer?")}, uint64(i), 6)
+		ep := tasktest.MustPlay(t, tk, o, &dialog.View{}, Human{}, &scriptAgent{append(ask, "What is the answer?")}, uint64(i), 6)
 		for _, m := range ep.Messages {
 			for _, n := range Numbers(m.Content) {
 				if m.Role == dialog.RoleUser && !given[FormatRat(n.Value)] {

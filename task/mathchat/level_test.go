@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 // The levels' sizes, pinned: the presets' budgets and the horizon study
@@ -79,7 +80,8 @@ func TestHorizonLevelsNeedAboutHTurns(t *testing.T) {
 			if hidden != hiddenFacts(h) {
 				t.Fatalf("h%d problem %d withholds %d numbers, want %d", h, i, hidden, hiddenFacts(h))
 			}
-			ep, end := runEpisode(t, tk, o, v, Human{}, a, uint64(i), h)
+			ep := tasktest.MustPlay(t, tk, o, v, Human{}, a, uint64(i), h)
+			end := ep.End
 			for _, m := range ep.Messages {
 				if m.Role == dialog.RoleAssistant {
 					turns++

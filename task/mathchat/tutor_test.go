@@ -10,6 +10,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 // bookRecords are hand-picked GSM8K test records (0–4 and 135, MIT
@@ -123,7 +124,8 @@ func TestScriptedSolveGSM8KRecords(t *testing.T) {
 					t.Fatalf("the policy's view changed: %+v", v)
 				}
 				o.Persona.Patience = 8 // the vague profile's detours are not the test
-				ep, end := runEpisode(t, tk, o, v, u, a, uint64(i), 10)
+				ep := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 10)
+				end := ep.End
 				if end != dialog.Solved {
 					t.Errorf("%s vs %s on record %d: ended %s, want solved; %+v", profile, user, i, end, ep.Messages)
 					continue

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 // probeAgent is a test agent that mixes every kind of turn: questions
@@ -181,7 +182,8 @@ func TestHumanBehaviours(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ep, end := runEpisode(t, tk, o, v, Human{}, &scriptAgent{c.agent}, 5, 10)
+			ep := tasktest.MustPlay(t, tk, o, v, Human{}, &scriptAgent{c.agent}, 5, 10)
+			end := ep.End
 			turns := 0
 			for _, m := range ep.Messages {
 				if m.Role == dialog.RoleAssistant {
@@ -199,14 +201,14 @@ func TestHumanBehaviours(t *testing.T) {
 		})
 	}
 	// Rejections never give the solution away and differ from acceptance.
-	ep, _ := runEpisode(t, tk, o, v, Human{}, &scriptAgent{[]string{"The answer is 100000."}}, 5, 2)
+	ep := tasktest.MustPlay(t, tk, o, v, Human{}, &scriptAgent{[]string{"The answer is 100000."}}, 5, 2)
 	if r := ep.Messages[2].Content; !containsAny(r, humanWrong) {
 		t.Errorf("reply to a wrong answer %q, want one of the rejections", r)
 	}
 	if r := ep.Messages[4].Content; !containsAny(r, humanWrong2) {
 		t.Errorf("second reply to a wrong answer %q, want a second rejection", r)
 	}
-	ep, _ = runEpisode(t, tk, o, v, Human{}, &scriptAgent{[]string{"Nice weather today."}}, 5, 1)
+	ep = tasktest.MustPlay(t, tk, o, v, Human{}, &scriptAgent{[]string{"Nice weather today."}}, 5, 1)
 	if r := ep.Messages[2].Content; !containsAny(r, humanConfuse) {
 		t.Errorf("reply to an off-topic turn %q, want confusion", r)
 	}
@@ -308,25 +310,26 @@ func TestNaiveArtifacts(t *testing.T) {
 		fn   func(t *testing.T, n *Naive)
 	}{
 		{"sycophancy accepts a wrong answer", NaiveConfig{Sycophancy: 1}, func(t *testing.T, n *Naive) {
-			ep, end := runEpisode(t, tk, o, v, n, wrong, 1, 5)
+			ep := tasktest.MustPlay(t, tk, o, v, n, wrong, 1, 5)
+			end := ep.End
 			if end != dialog.UserEnded || ep.Success || len(ep.Messages) != 3 {
 				t.Fatalf("got end %s success %v after %d messages, want user_ended failure after 3", end, ep.Success, len(ep.Messages))
 			}
 		}},
 		{"without sycophancy it keeps rejecting", NaiveConfig{}, func(t *testing.T, n *Naive) {
-			_, end := runEpisode(t, tk, o, v, n, wrong, 1, 5)
+			end := tasktest.MustPlay(t, tk, o, v, n, wrong, 1, 5).End
 			if end != dialog.MaxTurns {
 				t.Fatalf("got end %s, want max_turns", end)
 			}
 		}},
 		{"leakage states the answer", NaiveConfig{Leakage: 1}, func(t *testing.T, n *Naive) {
-			ep, _ := runEpisode(t, tk, o, v, n, seek, 1, 1)
+			ep := tasktest.MustPlay(t, tk, o, v, n, seek, 1, 1)
 			if a, ok := ExtractAnswer(ep.Messages[2].Content); !ok || FormatRat(a.Value) != o.Truth {
 				t.Fatalf("got %q, want the answer %s", ep.Messages[2].Content, o.Truth)
 			}
 		}},
 		{"no leakage", NaiveConfig{}, func(t *testing.T, n *Naive) {
-			ep, _ := runEpisode(t, tk, o, v, n, seek, 1, 1)
+			ep := tasktest.MustPlay(t, tk, o, v, n, seek, 1, 1)
 			if _, ok := ExtractAnswer(ep.Messages[2].Content); ok {
 				t.Fatalf("got %q, want no answer", ep.Messages[2].Content)
 			}
@@ -344,13 +347,14 @@ func TestNaiveArtifacts(t *testing.T) {
 			}
 		}},
 		{"premature end", NaiveConfig{PrematureEnd: 1}, func(t *testing.T, n *Naive) {
-			_, end := runEpisode(t, tk, o, v, n, &scriptAgent{[]string{"The answer is " + o.Truth + "."}}, 1, 5)
+			end := tasktest.MustPlay(t, tk, o, v, n, &scriptAgent{[]string{"The answer is " + o.Truth + "."}}, 1, 5).End
 			if end != dialog.UserEnded {
 				t.Fatalf("got end %s, want user_ended", end)
 			}
 		}},
 		{"accepts a right answer", NaiveConfig{}, func(t *testing.T, n *Naive) {
-			ep, end := runEpisode(t, tk, o, v, n, &scriptAgent{[]string{"The answer is " + o.Truth + "."}}, 1, 5)
+			ep := tasktest.MustPlay(t, tk, o, v, n, &scriptAgent{[]string{"The answer is " + o.Truth + "."}}, 1, 5)
+			end := ep.End
 			if end != dialog.Solved || !ep.Success {
 				t.Fatalf("got end %s success %v, want solved", end, ep.Success)
 			}
@@ -377,8 +381,8 @@ func TestConversationDeterministic(t *testing.T) {
 			a, _ := tk.Agent(prof)
 			for i := 0; i < 20; i++ {
 				o, v, _ := tk.Instance("train", i)
-				e1, _ := runEpisode(t, tk, o, v, u, a, uint64(i), 12)
-				e2, _ := runEpisode(t, tk, o, v, u, a, uint64(i), 12)
+				e1 := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 12)
+				e2 := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 12)
 				if !reflect.DeepEqual(e1.Messages, e2.Messages) {
 					t.Fatalf("%s vs %s on %s: conversations differ", user, prof, o.ID)
 				}

@@ -1,13 +1,12 @@
 package support
 
 import (
-	"context"
-	"math/rand/v2"
 	"reflect"
 	"sync"
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 func newTask(t testing.TB, level string) *Task {
@@ -21,51 +20,6 @@ func newTask(t testing.TB, level string) *Task {
 		t.Fatal(err)
 	}
 	return tk
-}
-
-// play runs one conversation the way the rollout does: the user opens,
-// then agent and user alternate until the user ends or maxTurns agent
-// messages have been sent.
-func play(t testing.TB, tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) dialog.Episode {
-	t.Helper()
-	ep, err := playErr(tk, o, v, u, a, seed, maxTurns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ep
-}
-
-// playErr is play returning its error, for goroutines.
-func playErr(tk *Task, o *dialog.Oracle, v *dialog.View, u dialog.User, a dialog.Agent, seed uint64, maxTurns int) (dialog.Episode, error) {
-	ctx := context.Background()
-	us := u.NewSession(o, rand.New(rand.NewPCG(seed, 1)))
-	as := a.NewSession(v, rand.New(rand.NewPCG(seed, 2)))
-	open, err := us.Open(ctx)
-	if err != nil {
-		return dialog.Episode{}, err
-	}
-	msgs := []dialog.Message{{Role: dialog.RoleUser, Content: open}}
-	end := dialog.MaxTurns
-	for turn := 0; turn < maxTurns; turn++ {
-		act, err := as.Act(ctx, msgs)
-		if err != nil {
-			return dialog.Episode{}, err
-		}
-		msgs = append(msgs, dialog.Message{Role: dialog.RoleAssistant, Content: act})
-		reply, done, err := us.Reply(ctx, msgs)
-		if err != nil {
-			return dialog.Episode{}, err
-		}
-		if reply != "" {
-			msgs = append(msgs, dialog.Message{Role: dialog.RoleUser, Content: reply})
-		}
-		if done {
-			end = us.(interface{ EndReason() dialog.EndReason }).EndReason()
-			break
-		}
-	}
-	sc := tk.Score(o, msgs)
-	return dialog.Episode{Oracle: *o, Messages: msgs, Outcome: sc.Outcome, Reward: sc.Reward, Success: sc.Success, End: end}, nil
 }
 
 // rate plays n test episodes of an agent profile against a user kind and
@@ -86,7 +40,7 @@ func rate(t testing.TB, tk *Task, user, profile string, n int, show bool) float6
 		if err != nil {
 			t.Fatal(err)
 		}
-		ep := play(t, tk, o, v, u, a, uint64(i), 10)
+		ep := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 10)
 		if ep.Success {
 			won++
 		} else if show {
@@ -119,7 +73,7 @@ func TestConcurrentSessions(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
-			ep, err := playErr(tk, o, v, users[g%2], agents[tk.Profiles()[g%len(tk.Profiles())]], uint64(i), 8)
+			ep, err := tasktest.Play(tk, o, v, users[g%2], agents[tk.Profiles()[g%len(tk.Profiles())]], uint64(i), 8)
 			if err != nil {
 				return nil, err
 			}

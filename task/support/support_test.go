@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/tasktest"
 )
 
 func TestInstanceDeterministic(t *testing.T) {
@@ -176,7 +177,7 @@ func TestScriptedTurnsCarryResults(t *testing.T) {
 	tool := tk.Tool()
 	for i := range 20 {
 		o, v, _ := tk.Instance("test", i)
-		ep := play(t, tk, o, v, u, a, uint64(i), 10)
+		ep := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 10)
 		for _, m := range ep.Messages {
 			if m.Role == dialog.RoleAssistant && len(parseCalls(m.Content)) != len(dialog.ForcedSpans(tool, m.Content)) {
 				t.Fatalf("%s: turn %q: %d calls, %d results", o.ID, m.Content, len(parseCalls(m.Content)), len(dialog.ForcedSpans(tool, m.Content)))
@@ -311,7 +312,7 @@ func TestSwitch(t *testing.T) {
 	u, _ := tk.User("human")
 	a, _ := tk.Agent("careful")
 	o.Persona.Clarity, o.Persona.TypoRate = 1, 0
-	ep := play(t, tk, o, &dialog.View{}, u, a, 1, 10)
+	ep := tasktest.MustPlay(t, tk, o, &dialog.View{}, u, a, 1, 10)
 	joined := ""
 	for _, m := range ep.Messages {
 		joined += string(m.Role) + ": " + m.Content + "\n"
@@ -366,7 +367,7 @@ func TestHorizonTurns(t *testing.T) {
 		var turns float64
 		for i := range 100 {
 			o, v, _ := tk.Instance("test", i)
-			ep := play(t, tk, o, v, u, a, uint64(i), 2*h)
+			ep := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 2*h)
 			for _, m := range ep.Messages {
 				if m.Role == dialog.RoleAssistant {
 					turns++
@@ -385,8 +386,8 @@ func TestConversationDeterministic(t *testing.T) {
 		u, _ := tk.User(user)
 		a, _ := tk.Agent("careful")
 		o, v, _ := tk.Instance("test", 3)
-		e1 := play(t, tk, o, v, u, a, 7, 10)
-		e2 := play(t, tk, o, v, u, a, 7, 10)
+		e1 := tasktest.MustPlay(t, tk, o, v, u, a, 7, 10)
+		e2 := tasktest.MustPlay(t, tk, o, v, u, a, 7, 10)
 		if !reflect.DeepEqual(e1.Messages, e2.Messages) {
 			t.Fatalf("%s: the same seed played two conversations", user)
 		}
@@ -449,7 +450,7 @@ func TestTyposSpareKeywords(t *testing.T) {
 		}
 		played++
 		o.Persona.TypoRate = 1
-		if ep := play(t, tk, o, v, u, a, uint64(i), 10); !ep.Success {
+		if ep := tasktest.MustPlay(t, tk, o, v, u, a, uint64(i), 10); !ep.Success {
 			t.Fatalf("%s: careful failed with a typo in every message: %v", o.ID, ep.Messages)
 		}
 	}
@@ -465,7 +466,7 @@ func TestHumanMisstatesAndCarefulChecks(t *testing.T) {
 	var misstated, won int
 	for i := range 300 {
 		o, v, _ := tk.Instance("test", i)
-		ep := play(t, tk, o, v, u, careful, uint64(i), 10)
+		ep := tasktest.MustPlay(t, tk, o, v, u, careful, uint64(i), 10)
 		for _, m := range ep.Messages {
 			if m.Role == dialog.RoleAssistant && strings.Contains(m.Content, "is not on your account") {
 				misstated++
