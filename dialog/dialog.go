@@ -194,12 +194,14 @@ type TurnScorer interface {
 	// ScoreTurn judges the last message of msgs, an agent turn, in the
 	// conversation before it: delivered reports that the turn delivers an
 	// outcome (for docedit: shows a full document or gives an edit
-	// command), and sc is the task's score of the outcome after it.
+	// command, and the document after it is not the draft), and sc is the
+	// task's score of the outcome after it.
 	ScoreTurn(o *Oracle, msgs []Message) (delivered bool, sc Score)
 }
 
 // Verdict reports whether the last message of msgs, an agent turn,
-// delivers an outcome (an answer, a document that is not the draft) and
+// delivers an outcome (an answer; for a TurnScorer, what its ScoreTurn
+// counts as delivered, docedit's document that is not the draft) and
 // whether the task scores that outcome a success. It is the one judgement
 // of a single turn that simulators' checks, static RL's outcome reward and
 // fidelity's verdicts share. A TurnScorer judges the turn in its
@@ -218,7 +220,7 @@ func Verdict(s Scorer, o *Oracle, msgs []Message) (delivered, right bool) {
 	} else {
 		sc = s.Score(o, msgs[len(msgs)-1:])
 	}
-	if sc.Outcome == "" || sc.Outcome == o.Draft {
+	if sc.Outcome == "" {
 		return false, false
 	}
 	return true, sc.Success

@@ -279,7 +279,9 @@ func scoreDocument(o *dialog.Oracle, doc string) dialog.Score {
 // ScoreTurn judges the last message of msgs, an agent turn, as the
 // environment applied it to the current document the turns before it
 // made (dialog.TurnScorer): it delivers when it shows a full document or
-// gives a command, and its score is Score's of the document after it. A
+// gives a command and the document after it is not the draft (handing
+// the draft back delivers nothing), and its score is Score's of the
+// document after it. A
 // command turn that fixes the document so scores as a full revision to
 // the same document does.
 func (t *Task) ScoreTurn(o *dialog.Oracle, msgs []dialog.Message) (bool, dialog.Score) {
@@ -287,7 +289,9 @@ func (t *Task) ScoreTurn(o *dialog.Oracle, msgs []dialog.Message) (bool, dialog.
 		return false, dialog.Score{}
 	}
 	r, _ := lastTurn(Normalize(o.Draft), msgs)
-	if !r.Delivered {
+	// The draft as the instance holds it, not normalised: the comparison
+	// dialog.Verdict made when it read the draft itself.
+	if !r.Delivered || r.Doc == o.Draft {
 		return false, dialog.Score{} // most turns: no need to score
 	}
 	return true, scoreDocument(o, r.Doc)

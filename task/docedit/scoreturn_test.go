@@ -86,6 +86,29 @@ func TestScoreTurnJudgesCommandsInTheirConversation(t *testing.T) {
 	}
 }
 
+// A turn that hands the draft back, shown in full or left as it was by a
+// command that changes nothing, delivers nothing: ScoreTurn says so
+// itself, so dialog.Verdict need not read the draft.
+func TestHandingTheDraftBackDeliversNothing(t *testing.T) {
+	tk := newTestTask(t)
+	for i := range 10 {
+		o, _, err := tk.Instance("test", i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		words := strings.Fields(o.Draft)
+		for _, turn := range []string{DocMarker + "\n" + o.Draft, `Change "` + words[0] + `" to "` + words[0] + `".`} {
+			msgs := []dialog.Message{{Role: dialog.RoleUser, Content: o.Opening}, {Role: dialog.RoleAssistant, Content: turn}}
+			if d, _ := tk.ScoreTurn(o, msgs); d {
+				t.Errorf("instance %d: %q delivered the draft", i, turn)
+			}
+			if d, _ := dialog.Verdict(tk, o, msgs); d {
+				t.Errorf("instance %d: %q: Verdict delivered the draft", i, turn)
+			}
+		}
+	}
+}
+
 // In the scripted agents' logged episodes every command turn gets the
 // verdict of the full revision to the document it made, and some of
 // them, judged against the draft alone, would get another.
