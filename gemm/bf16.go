@@ -181,6 +181,10 @@ func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 	}
 }
 
+// ToBF16Slice sets dst[i] = ToBF16(src[i]) for every i of src; dst must
+// be at least as long.
+func ToBF16Slice(dst []uint16, src []float32) { cvtBF16(dst, src) }
+
 // cvtBF16 sets dst[i] = ToBF16(src[i]).
 func cvtBF16(dst []uint16, src []float32) {
 	dst = dst[:len(src)]

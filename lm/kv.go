@@ -36,16 +36,32 @@ func (kv *KV) Release() {
 	kv.ids = kv.ids[:0]
 }
 
-func (kv *KV) ensureSlot() *kvSlot {
+// ensureSlot gives kv a slot holding keys and values in bf16 or fp32,
+// allocating that form's memory the first time the slot needs it.
+func (kv *KV) ensureSlot(bf16 bool) *kvSlot {
 	if kv.slot == nil {
 		kv.slot = kv.m.newSlot()
 	}
-	return kv.slot
+	sl := kv.slot
+	if sl.bf16 = bf16; bf16 && sl.kb == nil {
+		n := kv.m.Config.Context * kv.m.Config.Dim
+		sl.kb, sl.vb = make([][]uint16, len(sl.k)), make([][]uint16, len(sl.k))
+		for l := range sl.kb {
+			sl.kb[l], sl.vb[l] = make([]uint16, n), make([]uint16, n)
+		}
+	}
+	return sl
 }
 
 // kvSlot is the memory of one sequence's cache: per layer [NH,Context,HS],
-// each head's keys (values) contiguous.
-type kvSlot struct{ k, v [][]float32 }
+// each head's keys (values) contiguous. A bf16 run keeps them in bf16
+// (kb, vb; bf16 set): decoding reads the whole cache at every step, and
+// half the bytes is the larger part of its time.
+type kvSlot struct {
+	k, v   [][]float32
+	kb, vb [][]uint16
+	bf16   bool // kb and vb hold the sequence, not k and v
+}
 
 // newSlot takes a free slot of the model's, or allocates one.
 func (m *Model) newSlot() *kvSlot {
@@ -168,11 +184,17 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
 		layerMM(W, bf, d.qkv, d.ln, lp.QKVW, pw.qkv, l, lp.QKVB, nil, R, C, 3*C)
 		for i, r := range rows {
-			kc, vc := slots[r.seq].k[l], slots[r.seq].v[l]
+			sl := slots[r.seq]
 			for h := 0; h < NH; h++ {
 				at := (h*ctx + r.pos) * HS
-				copy(kc[at:at+HS], d.qkv[i*3*C+C+h*HS:])
-				copy(vc[at:at+HS], d.qkv[i*3*C+2*C+h*HS:])
+				k, v := d.qkv[i*3*C+C+h*HS:][:HS], d.qkv[i*3*C+2*C+h*HS:][:HS]
+				if bf {
+					gemm.ToBF16Slice(sl.kb[l][at:at+HS], k)
+					gemm.ToBF16Slice(sl.vb[l][at:at+HS], v)
+					continue
+				}
+				copy(sl.k[l][at:at+HS], k)
+				copy(sl.v[l][at:at+HS], v)
 			}
 		}
 		parallelForW(W, R*NH, func(w, lo, hi int) {
@@ -184,6 +206,10 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 				base := h * ctx * HS
 				o := d.att[i*C+h*HS : i*C+(h+1)*HS]
 				sl := slots[r.seq]
+				if bf {
+					attendRowBF16(o, sc, q, sl.kb[l][base:], sl.vb[l][base:], r.pos+1, HS, scale)
+					continue
+				}
 				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 			}
 		})

@@ -169,9 +169,13 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	}
 	// Prefill: every prompt token the cache lacks is a row; logits only
 	// for each last one.
+	bf := ActivePrecision() == BF16
 	skip := make([]int, S)
 	prefill := 0
 	for s, p := range prompts {
+		if sl := seqs[s].slot; sl != nil && sl.bf16 != bf {
+			seqs[s].ids = seqs[s].ids[:0] // filled at the other precision: read again
+		}
 		skip[s] = min(commonPrefix(seqs[s].ids, p), len(p)-1)
 		prefill += len(p) - skip[s]
 	}
@@ -181,7 +185,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	}
 	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
 	st.bf16 = nil
-	if ActivePrecision() == BF16 {
+	if bf {
 		st.packed.pack(m)
 		st.bf16 = &st.packed
 	}
@@ -195,7 +199,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	for s, p := range prompts {
 		kv := seqs[s]
 		kv.ids = append(kv.ids[:skip[s]], p[skip[s]:]...)
-		slots[s] = kv.ensureSlot()
+		slots[s] = kv.ensureSlot(bf)
 		for t := skip[s]; t < len(p); t++ {
 			rows = append(rows, kvRow{seq: s, pos: t, tok: p[t]})
 		}

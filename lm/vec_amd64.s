@@ -627,3 +627,225 @@ lnb2:
 	JNZ lnb2
 	VZEROUPPER
 	RET
+
+// func scoresBF16AVX512(s, q []float32, k []uint16, stride int, scale float32)
+// s[j] = scale·Σ_i q[i]·k[j·stride+i], k in bf16; len(q) a positive
+// multiple of 16. scoresAVX2's scheme on 16-wide blocks: eight keys at a
+// time, one accumulator each, each bf16 block widened by a zero-extend
+// and a 16-bit shift; each accumulator's halves added, then scoresAVX2's
+// transposing tree.
+TEXT ·scoresBF16AVX512(SB), NOSPLIT, $0-84
+	MOVQ s_base+0(FP), DI
+	MOVQ s_len+8(FP), CX
+	MOVQ q_base+24(FP), SI
+	MOVQ q_len+32(FP), R8
+	MOVQ k_base+48(FP), DX
+	MOVQ stride+72(FP), R9
+	SHLQ $1, R9              // stride in bytes
+	VBROADCASTSS scale+80(FP), Y15
+	SHRQ $4, R8              // 16-value blocks per key
+	LEAQ (R9)(R9*2), R13     // 3·stride
+	LEAQ (R9)(R9*4), R14     // 5·stride
+	LEAQ (R13)(R9*4), BX     // 7·stride
+	MOVQ R9, AX
+	SHLQ $3, AX              // 8·stride
+
+bscores8:
+	CMPQ CX, $8
+	JLT bscores1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
+
+bscores8i:
+	VMOVUPS (R10), Z8
+	VPMOVZXWD (R11), Z16
+	VPMOVZXWD (R11)(R9*1), Z17
+	VPMOVZXWD (R11)(R9*2), Z18
+	VPMOVZXWD (R11)(R13*1), Z19
+	VPMOVZXWD (R11)(R9*4), Z20
+	VPMOVZXWD (R11)(R14*1), Z21
+	VPMOVZXWD (R11)(R13*2), Z22
+	VPMOVZXWD (R11)(BX*1), Z23
+	VPSLLD $16, Z16, Z16
+	VPSLLD $16, Z17, Z17
+	VPSLLD $16, Z18, Z18
+	VPSLLD $16, Z19, Z19
+	VPSLLD $16, Z20, Z20
+	VPSLLD $16, Z21, Z21
+	VPSLLD $16, Z22, Z22
+	VPSLLD $16, Z23, Z23
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z17, Z8, Z1
+	VFMADD231PS Z18, Z8, Z2
+	VFMADD231PS Z19, Z8, Z3
+	VFMADD231PS Z20, Z8, Z4
+	VFMADD231PS Z21, Z8, Z5
+	VFMADD231PS Z22, Z8, Z6
+	VFMADD231PS Z23, Z8, Z7
+	ADDQ $64, R10
+	ADDQ $32, R11
+	DECQ R12
+	JNZ bscores8i
+
+	VEXTRACTF64X4 $1, Z0, Y8
+	VADDPS Y8, Y0, Y0
+	VEXTRACTF64X4 $1, Z1, Y8
+	VADDPS Y8, Y1, Y1
+	VEXTRACTF64X4 $1, Z2, Y8
+	VADDPS Y8, Y2, Y2
+	VEXTRACTF64X4 $1, Z3, Y8
+	VADDPS Y8, Y3, Y3
+	VEXTRACTF64X4 $1, Z4, Y8
+	VADDPS Y8, Y4, Y4
+	VEXTRACTF64X4 $1, Z5, Y8
+	VADDPS Y8, Y5, Y5
+	VEXTRACTF64X4 $1, Z6, Y8
+	VADDPS Y8, Y6, Y6
+	VEXTRACTF64X4 $1, Z7, Y8
+	VADDPS Y8, Y7, Y7
+	VHADDPS Y1, Y0, Y0
+	VHADDPS Y3, Y2, Y2
+	VHADDPS Y5, Y4, Y4
+	VHADDPS Y7, Y6, Y6
+	VHADDPS Y2, Y0, Y0
+	VHADDPS Y6, Y4, Y4
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y2
+	VADDPS Y2, Y1, Y1
+	VMULPS Y15, Y1, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, DI
+	ADDQ AX, DX
+	SUBQ $8, CX
+	JMP bscores8
+
+bscores1:
+	TESTQ CX, CX
+	JZ bscoresdone
+
+bscoresj:
+	VPXORD Z0, Z0, Z0
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ R8, R12
+
+bscoresi:
+	VMOVUPS (R10), Z8
+	VPMOVZXWD (R11), Z16
+	VPSLLD $16, Z16, Z16
+	VFMADD231PS Z16, Z8, Z0
+	ADDQ $64, R10
+	ADDQ $32, R11
+	DECQ R12
+	JNZ bscoresi
+
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VMOVHLPS X0, X0, X1
+	VADDPS X1, X0, X0
+	VPSHUFD $1, X0, X1
+	VADDSS X1, X0, X0
+	VMULSS X15, X0, X0
+	MOVSS X0, (DI)
+	ADDQ $4, DI
+	ADDQ R9, DX
+	DECQ CX
+	JNZ bscoresj
+
+bscoresdone:
+	VZEROUPPER
+	RET
+
+// func mixBF16AVX512(o, p []float32, v []uint16, stride int)
+// o[i] += Σ_j p[j]·v[j·stride+i], v in bf16; len(o) a positive multiple
+// of 16. Per 16-wide block of o, four accumulators take j mod 4 (the
+// remainder goes to the first); they are summed and added to o.
+TEXT ·mixBF16AVX512(SB), NOSPLIT, $0-80
+	MOVQ o_base+0(FP), DI
+	MOVQ o_len+8(FP), R8
+	MOVQ p_base+24(FP), SI
+	MOVQ p_len+32(FP), CX
+	MOVQ v_base+48(FP), DX
+	MOVQ stride+72(FP), R9
+	SHLQ $1, R9              // stride in bytes
+	SHRQ $4, R8              // 16-value blocks of o
+	TESTQ CX, CX
+	JZ bmixdone
+	TESTQ R8, R8
+	JZ bmixdone
+	LEAQ (R9)(R9*2), R13     // 3·stride
+	MOVQ R9, AX
+	SHLQ $2, AX              // 4·stride
+
+bmixblock:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ SI, R10
+	MOVQ DX, R11
+	MOVQ CX, R12
+
+bmixj4:
+	CMPQ R12, $4
+	JLT bmixj1
+	VBROADCASTSS (R10), Z4
+	VBROADCASTSS 4(R10), Z5
+	VBROADCASTSS 8(R10), Z6
+	VBROADCASTSS 12(R10), Z7
+	VPMOVZXWD (R11), Z16
+	VPMOVZXWD (R11)(R9*1), Z17
+	VPMOVZXWD (R11)(R9*2), Z18
+	VPMOVZXWD (R11)(R13*1), Z19
+	VPSLLD $16, Z16, Z16
+	VPSLLD $16, Z17, Z17
+	VPSLLD $16, Z18, Z18
+	VPSLLD $16, Z19, Z19
+	VFMADD231PS Z16, Z4, Z0
+	VFMADD231PS Z17, Z5, Z1
+	VFMADD231PS Z18, Z6, Z2
+	VFMADD231PS Z19, Z7, Z3
+	ADDQ $16, R10
+	ADDQ AX, R11
+	SUBQ $4, R12
+	JMP bmixj4
+
+bmixj1:
+	TESTQ R12, R12
+	JZ bmixsum
+
+bmixj1loop:
+	VBROADCASTSS (R10), Z4
+	VPMOVZXWD (R11), Z16
+	VPSLLD $16, Z16, Z16
+	VFMADD231PS Z16, Z4, Z0
+	ADDQ $4, R10
+	ADDQ R9, R11
+	DECQ R12
+	JNZ bmixj1loop
+
+bmixsum:
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS (DI), Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $64, DI
+	ADDQ $32, DX
+	DECQ R8
+	JNZ bmixblock
+
+bmixdone:
+	VZEROUPPER
+	RET

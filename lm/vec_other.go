@@ -33,3 +33,11 @@ func lnBack1AVX2(cw, cb, x, dout, w []float32, mean, rstd float32) (sd, sdx floa
 func lnBack2AVX2(dx, x, dout, w []float32, mean, rstd, sd, sdx float32) {
 	panic("lm: no AVX2 kernels")
 }
+
+var useAVX512 = false
+
+func scoresBF16AVX512(s, q []float32, k []uint16, stride int, scale float32) {
+	panic("lm: no AVX-512 kernels")
+}
+
+func mixBF16AVX512(o, p []float32, v []uint16, stride int) { panic("lm: no AVX-512 kernels") }

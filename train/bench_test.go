@@ -46,3 +46,9 @@ func BenchmarkRLIteration(b *testing.B) {
 	b.ReportMetric(res.LogprobS, "logprob-s")
 	b.ReportMetric(res.UpdateS, "update-s")
 }
+
+// BenchmarkRLIterationBF16 is BenchmarkRLIteration in bf16.
+func BenchmarkRLIterationBF16(b *testing.B) {
+	defer lm.SetPrecision(lm.SetPrecision(lm.BF16))
+	BenchmarkRLIteration(b)
+}

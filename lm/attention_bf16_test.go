@@ -1,0 +1,75 @@
+package lm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/calibrl/calibrl/gemm"
+)
+
+// The AVX-512 kernels over a bf16 cache against their Go twin: same
+// widened keys and values, fp32 sums in another order, so they agree to
+// a few fp32 roundings of the terms' magnitude (|o| ≤ max|v|; the scores
+// enter through a softmax, whose output moves by the scores' error).
+func TestAttendRowBF16VectorMatchesGo(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ n, stride, HS int }{{37, 48, 16}, {37, 64, 32}, {9, 64, 64}, {1, 16, 16}, {8, 32, 32}, {150, 128, 32}} {
+		n, stride, HS := tc.n, tc.stride, tc.HS
+		k, v, q := make([]uint16, n*stride+8), make([]uint16, n*stride+8), make([]float32, HS)
+		for i := range k {
+			k[i], v[i] = gemm.ToBF16(rng.Float32()*2-1), gemm.ToBF16(rng.Float32()*2-1)
+		}
+		for i := range q {
+			q[i] = rng.Float32()*2 - 1
+		}
+		oV, oG, sV, sG := make([]float32, HS), make([]float32, HS), make([]float32, n), make([]float32, n)
+		attendRowBF16(oV, sV, q, k[8:], v[8:], n, stride, 0.25)
+		useAVX512 = false
+		attendRowBF16(oG, sG, q, k[8:], v[8:], n, stride, 0.25)
+		useAVX512 = true
+		for i := range oV {
+			if d := math.Abs(float64(oV[i] - oG[i])); d > 1e-6 {
+				t.Errorf("%+v: o[%d]: AVX-512 %v, Go %v", tc, i, oV[i], oG[i])
+			}
+		}
+		for j := range sV {
+			if d := math.Abs(float64(sV[j] - sG[j])); d > 1e-6 {
+				t.Errorf("%+v: p[%d]: AVX-512 %v, Go %v", tc, j, sV[j], sG[j])
+			}
+		}
+	}
+}
+
+// The bf16 cache holds what attendRow reads, rounded: over the same
+// keys and values rounded to bf16 in fp32, attendRowBF16's Go twin gives
+// attendRow's Go loops' result exactly (the widening is exact and the
+// loops sum in the same order).
+func TestAttendRowBF16IsAttendRowOfRounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n, stride, HS := 23, 48, 16
+	kb, vb := make([]uint16, n*stride), make([]uint16, n*stride)
+	kf, vf := make([]float32, n*stride), make([]float32, n*stride)
+	for i := range kb {
+		kb[i], vb[i] = gemm.ToBF16(rng.Float32()*2-1), gemm.ToBF16(rng.Float32()*2-1)
+		kf[i], vf[i] = gemm.FromBF16(kb[i]), gemm.FromBF16(vb[i])
+	}
+	q := make([]float32, HS)
+	for i := range q {
+		q[i] = rng.Float32()*2 - 1
+	}
+	o16, o32, s := make([]float32, HS), make([]float32, HS), make([]float32, n)
+	avx2, avx512 := useAVX2, useAVX512
+	useAVX2, useAVX512 = false, false
+	defer func() { useAVX2, useAVX512 = avx2, avx512 }()
+	attendRowBF16(o16, s, q, kb, vb, n, stride, 0.25)
+	attendRow(o32, s, q, kf, vf, n, stride, 0.25)
+	for i := range o16 {
+		if o16[i] != o32[i] {
+			t.Errorf("o[%d]: bf16 cache %v, fp32 of the rounded cache %v", i, o16[i], o32[i])
+		}
+	}
+}
