@@ -239,11 +239,60 @@ func Bgemm(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32
 	if hasAMX {
 		kern = nil
 	}
-	bgemmWith(kern, Workers(), m, alpha, a, lda, pb, beta, c, ldc)
+	bgemmWith(kern, Workers(), m, alpha, a, lda, pb, beta, c, ldc, nil, nil)
+}
+
+// BgemmBias sets C = bf16(A)·op(B) + bias + resid: bias (n long, added to
+// every row) and resid (m×n with leading dimension ldc) may each be nil.
+// The bits are those of setting C to resid + bias (in that order) and
+// then calling Bgemm with alpha 1 and beta 1; on AMX the sum is taken
+// block row by block row as the tiles finish, not in a pass over C of
+// its own before the product.
+func BgemmBias(m int, a []float32, lda int, pb *PackedB, bias, resid, c []float32, ldc int) {
+	if bias != nil && len(bias) < pb.n {
+		panic(fmt.Sprintf("gemm: BgemmBias: len(bias)=%d < n=%d", len(bias), pb.n))
+	}
+	if resid != nil {
+		checkMat("resid", resid, m, pb.n, ldc)
+	}
+	kern := activeBF16
+	if hasAMX {
+		kern = nil
+	}
+	bgemmWith(kern, Workers(), m, 1, a, lda, pb, biasBeta(bias, resid), c, ldc, bias, resid)
+}
+
+// biasBeta is BgemmBias's beta: 1 onto resid + bias, 0 when both are nil.
+func biasBeta(bias, resid []float32) float32 {
+	if bias == nil && resid == nil {
+		return 0
+	}
+	return 1
+}
+
+// initRows sets rows [i0,i1) × columns [j0,j1) of C to resid + bias,
+// either, or zero (matmul's initial C).
+func initRows(c []float32, ldc int, bias, resid []float32, i0, i1, j0, j1 int) {
+	for i := i0; i < i1; i++ {
+		row := c[i*ldc+j0 : i*ldc+j1]
+		switch {
+		case resid != nil:
+			copy(row, resid[i*ldc+j0:i*ldc+j1])
+			if bias != nil {
+				Axpy(1, bias[j0:j1], row) // fma(1, b, r): r + b rounded once
+			}
+		case bias != nil:
+			copy(row, bias[j0:j1])
+		default:
+			clear(row)
+		}
+	}
 }
 
 // bgemmWith runs Bgemm on kern, or on AMX tiles when kern is nil.
-func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+// bias and resid, when either is given (alpha and beta then 1), set C to
+// resid + bias before the product is added (BgemmBias).
+func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int, bias, resid []float32) {
 	k, n := pb.k, pb.n
 	if m < 0 {
 		panic(fmt.Sprintf("gemm: Bgemm: negative m=%d", m))
@@ -253,7 +302,12 @@ func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda in
 	if m == 0 || n == 0 {
 		return
 	}
+	init := bias != nil || resid != nil
 	if alpha == 0 || k == 0 {
+		if init {
+			initRows(c, ldc, bias, resid, 0, m, 0, n)
+			return
+		}
 		scaleC(beta, c, ldc, 0, m, 0, n)
 		return
 	}
@@ -280,7 +334,7 @@ func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda in
 	}
 	clear(ap[m*kp:])
 
-	r := bfRun{kern: kern, kp: kp, alpha: alpha, beta: beta, a: ap, b: pb.data, c: c, ldc: ldc}
+	r := bfRun{kern: kern, kp: kp, alpha: alpha, beta: beta, a: ap, b: pb.data, c: c, ldc: ldc, bias: bias, resid: resid}
 	if workers > 1 && m*n*k < minParallelWork {
 		workers = 1
 	}
@@ -320,15 +374,21 @@ type bfRun struct {
 	a, b        []uint32
 	c           []float32
 	ldc         int
+	// bias and resid, either non-nil, give C's initial value (BgemmBias).
+	bias, resid []float32
 }
 
 // region computes rows [i0,i1) × columns [j0,j1) of C; i0 and j0 are tile
 // aligned.
 func (r *bfRun) region(i0, i1, j0, j1 int) {
-	scaleC(r.beta, r.c, r.ldc, i0, i1, j0, j1)
 	if r.kern == nil {
 		r.amxRegion(i0, i1, j0, j1)
 		return
+	}
+	if r.bias != nil || r.resid != nil {
+		initRows(r.c, r.ldc, r.bias, r.resid, i0, i1, j0, j1)
+	} else {
+		scaleC(r.beta, r.c, r.ldc, i0, i1, j0, j1)
 	}
 	var tile [bfMR * bfNR]float32
 	for jc := j0; jc < j1; jc += ncBlock {
@@ -367,7 +427,10 @@ var outPool = sync.Pool{New: func() any { return new([]float32) }}
 // amxRegion is region on AMX tiles: the whole k in one accumulation per
 // 32×32 block, written to a scratch block row, then C = alpha·acc + C with
 // Axpy (one fused multiply-add an element, as the other kernels' epilogue).
+// C's initial value (beta·C, or resid + bias) is set a block row at a
+// time just before it is added to, while the row is in cache.
 func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
+	init := r.bias != nil || r.resid != nil
 	np := ceilDiv(j1-j0, bfNR)
 	ldo := np * bfNR
 	bufp := outPool.Get().(*[]float32)
@@ -380,6 +443,11 @@ func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	for ir := i0; ir < i1; ir += amxMR {
 		amxRows(r.kp, r.a[ir*r.kp:], r.b[j0/bfNR*r.kp*bfNR:], np, out, ldo)
 		for i := 0; i < min(amxMR, i1-ir); i++ {
+			if init {
+				initRows(r.c, r.ldc, r.bias, r.resid, ir+i, ir+i+1, j0, j1)
+			} else {
+				scaleC(r.beta, r.c, r.ldc, ir+i, ir+i+1, j0, j1)
+			}
 			Axpy(r.alpha, out[i*ldo:i*ldo+w], r.c[(ir+i)*r.ldc+j0:(ir+i)*r.ldc+j1])
 		}
 	}

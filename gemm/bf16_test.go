@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -95,7 +96,7 @@ func TestBgemmMatchesNaive(t *testing.T) {
 		for name, kern := range kerns {
 			for _, w := range []int{1, 2, 3} {
 				got := append([]float32(nil), c0...)
-				bgemmWith(kern, w, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+				bgemmWith(kern, w, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n, nil, nil)
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("%+v %s workers %d: c[%d] = %v, naive %v", c, name, w, i, got[i], want[i])
@@ -129,7 +130,7 @@ func TestBgemmGolden(t *testing.T) {
 		pb.Pack(c.transB, c.k, c.n, b, ldb)
 		for name, kern := range bfEngines() {
 			got := append([]float32(nil), c0...)
-			bgemmWith(kern, 2, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+			bgemmWith(kern, 2, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n, nil, nil)
 			checkGolden(t, name, c, a, b, ldb, c0, got)
 		}
 	}
@@ -199,10 +200,10 @@ func TestBgemmAMXWorkers(t *testing.T) {
 		var pb PackedB
 		pb.Pack(c.transB, c.k, c.n, b, ldb)
 		want := append([]float32(nil), c0...)
-		bgemmWith(nil, 1, c.m, c.alpha, a, c.k, &pb, c.beta, want, c.n)
+		bgemmWith(nil, 1, c.m, c.alpha, a, c.k, &pb, c.beta, want, c.n, nil, nil)
 		for _, w := range []int{2, 3} {
 			got := append([]float32(nil), c0...)
-			bgemmWith(nil, w, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n)
+			bgemmWith(nil, w, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n, nil, nil)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%+v workers %d: c[%d] = %v, one worker %v", c, w, i, got[i], want[i])
@@ -224,11 +225,11 @@ func TestBgemmRowsIndependent(t *testing.T) {
 		pb.Pack(c.transB, c.k, c.n, b, ldb)
 		for name, kern := range bfEngines() {
 			all := append([]float32(nil), c0...)
-			bgemmWith(kern, 1, c.m, c.alpha, a, c.k, &pb, c.beta, all, c.n)
+			bgemmWith(kern, 1, c.m, c.alpha, a, c.k, &pb, c.beta, all, c.n, nil, nil)
 			for _, rows := range [][2]int{{0, 5}, {3, 40}, {40, 70}, {69, 70}} {
 				lo, hi := rows[0], rows[1]
 				part := append([]float32(nil), c0[lo*c.n:hi*c.n]...)
-				bgemmWith(kern, 1, hi-lo, c.alpha, a[lo*c.k:], c.k, &pb, c.beta, part, c.n)
+				bgemmWith(kern, 1, hi-lo, c.alpha, a[lo*c.k:], c.k, &pb, c.beta, part, c.n, nil, nil)
 				for i := range part {
 					if math.Float32bits(part[i]) != math.Float32bits(all[lo*c.n+i]) {
 						t.Fatalf("%s %+v rows [%d,%d): c[%d] = %v, in the whole call %v", name, c, lo, hi, lo*c.n+i, part[i], all[lo*c.n+i])
@@ -275,5 +276,65 @@ func BenchmarkBgemm(b *testing.B) {
 			}
 			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// TestBgemmBiasIsInitThenBgemm: BgemmBias, which adds bias and resid as
+// the tiles finish, gives the bits of setting C to resid + bias first and
+// calling Bgemm with beta 1, on every kernel (AMX included where the CPU
+// has it; its sums are not the naive twin's, hence want from Bgemm on
+// the same kernel) and worker count, with either addend or both or neither.
+func TestBgemmBiasIsInitThenBgemm(t *testing.T) {
+	kerns := map[string]bfKernel{"go": bfKernGo}
+	if hasBF16Asm {
+		kerns["asm"] = activeBF16
+	}
+	if hasAMX {
+		kerns["amx"] = nil
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, c := range bfShapes {
+		a, b, _, ldb := c.operands(r)
+		var pb PackedB
+		pb.Pack(c.transB, c.k, c.n, b, ldb)
+		bias, resid := make([]float32, c.n), make([]float32, c.m*c.n)
+		for i := range bias {
+			bias[i] = r.Float32()*2 - 1
+		}
+		for i := range resid {
+			resid[i] = r.Float32()*4 - 2
+		}
+		for _, add := range [][2][]float32{{bias, resid}, {bias, nil}, {nil, resid}, {nil, nil}} {
+			bs, rs := add[0], add[1]
+			want := make([]float32, c.m*c.n)
+			for i := 0; i < c.m; i++ {
+				for j := 0; j < c.n; j++ {
+					switch {
+					case rs != nil && bs != nil:
+						want[i*c.n+j] = rs[i*c.n+j] + bs[j]
+					case rs != nil:
+						want[i*c.n+j] = rs[i*c.n+j]
+					case bs != nil:
+						want[i*c.n+j] = bs[j]
+					}
+				}
+			}
+			for name, kern := range kerns {
+				want := slices.Clone(want)
+				bgemmWith(kern, 1, c.m, 1, a, c.k, &pb, 1, want, c.n, nil, nil)
+				for _, w := range []int{1, 2, 3} {
+					got := make([]float32, c.m*c.n)
+					for i := range got {
+						got[i] = float32(math.NaN()) // must be overwritten
+					}
+					bgemmWith(kern, w, c.m, 1, a, c.k, &pb, biasBeta(bs, rs), got, c.n, bs, rs)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%+v %s workers %d bias %v resid %v: c[%d] = %v, want %v", c, name, w, bs != nil, rs != nil, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -83,9 +83,10 @@ func matmulForward(workers int, out, x, w, b, resid []float32, N, IC, OC int) {
 }
 
 // matmulForwardBF16 is matmulForward with x and w in bf16 (w packed).
+// BgemmBias adds b and resid as the product's tiles finish rather than
+// in matmulInit's pass over out beforehand; the bits are the same.
 func matmulForwardBF16(workers int, out, x []float32, w *gemm.PackedB, b, resid []float32, N, IC, OC int) {
-	matmulInit(workers, out, b, resid, N, OC)
-	gemm.Bgemm(N, 1, x, IC, w, 1, out, OC)
+	gemm.BgemmBias(N, x, IC, w, b, resid, out, OC)
 }
 
 // matmulInit sets out[N,OC] to resid + b, either of them, or zero.
