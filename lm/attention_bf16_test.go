@@ -3,6 +3,7 @@ package lm
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/calibrl/calibrl/gemm"
@@ -70,6 +71,48 @@ func TestAttendRowBF16IsAttendRowOfRounded(t *testing.T) {
 	for i := range o16 {
 		if o16[i] != o32[i] {
 			t.Errorf("o[%d]: bf16 cache %v, fp32 of the rounded cache %v", i, o16[i], o32[i])
+		}
+	}
+}
+
+// A cache follows the precision: filled in fp32 and continued in bf16 (or
+// the reverse) it is read again from the start, so every continuation is
+// bit for bit a fresh Sample at the precision it runs at. Head size 32
+// runs the AVX-512 kernels where the CPU has them.
+func TestSampleKVAcrossPrecisions(t *testing.T) {
+	if !gemm.HasBF16() {
+		t.Skip("no bf16 instructions on this CPU")
+	}
+	cfg := Config{VocabSize: 37, Context: 40, Dim: 64, Layers: 2, Heads: 2}
+	rng := rand.New(rand.NewPCG(13, 14))
+	m, err := New(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Params.Data {
+		m.Params.Data[i] += float32(rng.NormFloat64() * 0.2)
+	}
+	sc := SampleConfig{Temperature: 1, TopP: 1, MaxNewTokens: 5}
+	rngs := func(turn int) []*rand.Rand {
+		return []*rand.Rand{rand.New(rand.NewPCG(uint64(turn), 1)), rand.New(rand.NewPCG(uint64(turn), 2))}
+	}
+	convs := [][]int{{1, 2, 3}, {4, 5}}
+	kvs := []*KV{m.NewKV(), m.NewKV()}
+	for turn, p := range []Precision{FP32, BF16, BF16, FP32, BF16} {
+		withPrecision(t, p)
+		got, err := m.SampleKV(convs, kvs, sc, rngs(turn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.Sample(convs, sc, rngs(turn))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("turn %d at %v: cached %+v, from scratch %+v", turn, p, got, want)
+		}
+		for i := range convs {
+			convs[i] = append(append(convs[i], got[i].Tokens...), 7)
 		}
 	}
 }

@@ -36,21 +36,13 @@ func (kv *KV) Release() {
 	kv.ids = kv.ids[:0]
 }
 
-// ensureSlot gives kv a slot holding keys and values in bf16 or fp32,
-// allocating that form's memory the first time the slot needs it.
+// ensureSlot gives kv a slot holding keys and values in bf16 or fp32.
 func (kv *KV) ensureSlot(bf16 bool) *kvSlot {
 	if kv.slot == nil {
 		kv.slot = kv.m.newSlot()
 	}
-	sl := kv.slot
-	if sl.bf16 = bf16; bf16 && sl.kb == nil {
-		n := kv.m.Config.Context * kv.m.Config.Dim
-		sl.kb, sl.vb = make([][]uint16, len(sl.k)), make([][]uint16, len(sl.k))
-		for l := range sl.kb {
-			sl.kb[l], sl.vb[l] = make([]uint16, n), make([]uint16, n)
-		}
-	}
-	return sl
+	kv.slot.ensure(kv.m.Config, bf16)
+	return kv.slot
 }
 
 // kvSlot is the memory of one sequence's cache: per layer [NH,Context,HS],
@@ -63,7 +55,7 @@ type kvSlot struct {
 	bf16   bool // kb and vb hold the sequence, not k and v
 }
 
-// newSlot takes a free slot of the model's, or allocates one.
+// newSlot takes a free slot of the model's, or a new empty one.
 func (m *Model) newSlot() *kvSlot {
 	d := m.decoder(0)
 	if n := len(d.free); n > 0 {
@@ -71,12 +63,27 @@ func (m *Model) newSlot() *kvSlot {
 		d.free = d.free[:n-1]
 		return sl
 	}
-	cfg := m.Config
-	sl := &kvSlot{k: make([][]float32, cfg.Layers), v: make([][]float32, cfg.Layers)}
-	for l := range sl.k {
-		sl.k[l], sl.v[l] = make([]float32, cfg.Context*cfg.Dim), make([]float32, cfg.Context*cfg.Dim)
+	return &kvSlot{}
+}
+
+// ensure makes sl hold keys and values in bf16 or fp32, allocating that
+// form's memory the first time the slot needs it (a slot that served
+// both precisions keeps both).
+func (sl *kvSlot) ensure(cfg Config, bf16 bool) {
+	sl.bf16 = bf16
+	n := cfg.Context * cfg.Dim
+	switch {
+	case bf16 && sl.kb == nil:
+		sl.kb, sl.vb = make([][]uint16, cfg.Layers), make([][]uint16, cfg.Layers)
+		for l := range sl.kb {
+			sl.kb[l], sl.vb[l] = make([]uint16, n), make([]uint16, n)
+		}
+	case !bf16 && sl.k == nil:
+		sl.k, sl.v = make([][]float32, cfg.Layers), make([][]float32, cfg.Layers)
+		for l := range sl.k {
+			sl.k[l], sl.v[l] = make([]float32, n), make([]float32, n)
+		}
 	}
-	return sl
 }
 
 func commonPrefix(a, b []int) int {

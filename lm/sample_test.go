@@ -35,7 +35,7 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 	}
 	// Prefill path: all rows of one sequence in a single step.
 	d := m.decoder(len(seq))
-	slots := []*kvSlot{m.newSlot()}
+	slots := []*kvSlot{m.NewKV().ensureSlot(false)}
 	rows := make([]kvRow, len(seq))
 	heads := make([]int, len(seq))
 	for i, tok := range seq {
