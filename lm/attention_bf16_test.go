@@ -18,7 +18,7 @@ func TestAttendRowBF16VectorMatchesGo(t *testing.T) {
 		t.Skip("no AVX-512 on this CPU")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, tc := range []struct{ n, stride, HS int }{{37, 48, 16}, {37, 64, 32}, {9, 64, 64}, {1, 16, 16}, {8, 32, 32}, {150, 128, 32}} {
+	for _, tc := range []struct{ n, stride, HS int }{{37, 48, 32}, {37, 64, 32}, {9, 64, 64}, {1, 32, 32}, {8, 32, 32}, {150, 128, 32}, {19, 96, 96}} {
 		n, stride, HS := tc.n, tc.stride, tc.HS
 		k, v, q := make([]uint16, n*stride+8), make([]uint16, n*stride+8), make([]float32, HS)
 		for i := range k {
@@ -46,31 +46,38 @@ func TestAttendRowBF16VectorMatchesGo(t *testing.T) {
 }
 
 // The bf16 cache holds what attendRow reads, rounded: over the same
-// keys and values rounded to bf16 in fp32, attendRowBF16's Go twin gives
+// keys and values rounded to bf16 in fp32, attendRowBF16's Go twin, on
+// rows stored by putBF16Row (pair blocks at head size 32), gives
 // attendRow's Go loops' result exactly (the widening is exact and the
 // loops sum in the same order).
 func TestAttendRowBF16IsAttendRowOfRounded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	n, stride, HS := 23, 48, 16
-	kb, vb := make([]uint16, n*stride), make([]uint16, n*stride)
-	kf, vf := make([]float32, n*stride), make([]float32, n*stride)
-	for i := range kb {
-		kb[i], vb[i] = gemm.ToBF16(rng.Float32()*2-1), gemm.ToBF16(rng.Float32()*2-1)
-		kf[i], vf[i] = gemm.FromBF16(kb[i]), gemm.FromBF16(vb[i])
-	}
-	q := make([]float32, HS)
-	for i := range q {
-		q[i] = rng.Float32()*2 - 1
-	}
-	o16, o32, s := make([]float32, HS), make([]float32, HS), make([]float32, n)
-	avx2, avx512 := useAVX2, useAVX512
-	useAVX2, useAVX512 = false, false
-	defer func() { useAVX2, useAVX512 = avx2, avx512 }()
-	attendRowBF16(o16, s, q, kb, vb, n, stride, 0.25)
-	attendRow(o32, s, q, kf, vf, n, stride, 0.25)
-	for i := range o16 {
-		if o16[i] != o32[i] {
-			t.Errorf("o[%d]: bf16 cache %v, fp32 of the rounded cache %v", i, o16[i], o32[i])
+	for _, HS := range []int{16, 32, 64} {
+		n, stride := 23, HS+16
+		kb, vb := make([]uint16, n*stride), make([]uint16, n*stride)
+		kf, vf := make([]float32, n*stride), make([]float32, n*stride)
+		for i := range kf {
+			kf[i] = gemm.FromBF16(gemm.ToBF16(rng.Float32()*2 - 1))
+			vf[i] = gemm.FromBF16(gemm.ToBF16(rng.Float32()*2 - 1))
+		}
+		for j := 0; j < n; j++ {
+			putBF16Row(kb[j*stride:], kf[j*stride:j*stride+HS])
+			putBF16Row(vb[j*stride:], vf[j*stride:j*stride+HS])
+		}
+		q := make([]float32, HS)
+		for i := range q {
+			q[i] = rng.Float32()*2 - 1
+		}
+		o16, o32, s := make([]float32, HS), make([]float32, HS), make([]float32, n)
+		avx2, avx512 := useAVX2, useAVX512
+		useAVX2, useAVX512 = false, false
+		attendRowBF16(o16, s, q, kb, vb, n, stride, 0.25)
+		attendRow(o32, s, q, kf, vf, n, stride, 0.25)
+		useAVX2, useAVX512 = avx2, avx512
+		for i := range o16 {
+			if o16[i] != o32[i] {
+				t.Errorf("HS %d: o[%d]: bf16 cache %v, fp32 of the rounded cache %v", HS, i, o16[i], o32[i])
+			}
 		}
 	}
 }

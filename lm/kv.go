@@ -196,8 +196,8 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 				at := (h*ctx + r.pos) * HS
 				k, v := d.qkv[i*3*C+C+h*HS:][:HS], d.qkv[i*3*C+2*C+h*HS:][:HS]
 				if bf {
-					gemm.ToBF16Slice(sl.kb[l][at:at+HS], k)
-					gemm.ToBF16Slice(sl.vb[l][at:at+HS], v)
+					putBF16Row(sl.kb[l][at:at+HS], k)
+					putBF16Row(sl.vb[l][at:at+HS], v)
 					continue
 				}
 				copy(sl.k[l][at:at+HS], k)

@@ -77,16 +77,16 @@ func lnBack2AVX2(dx, x, dout, w []float32, mean, rstd, sd, sdx float32)
 // (attendRowBF16).
 var useAVX512 = useAVX2 && cpu.X86.HasAVX512F
 
-// scoresBF16AVX512 is scoresAVX2 with the keys in bf16: s[j] =
-// scale·Σ_i q[i]·k[j·stride+i], each bf16 key widened exactly to fp32.
-// len(q) must be a positive multiple of 16.
+// scoresBF16AVX512 is scoresAVX2 with the keys in bf16 (putBF16Row's
+// order): s[j] = scale·Σ_i q[i]·k_j[i], each bf16 key widened exactly to
+// fp32. len(q) must be a positive multiple of 32.
 //
 //go:noescape
 func scoresBF16AVX512(s, q []float32, k []uint16, stride int, scale float32)
 
-// mixBF16AVX512 is mixAVX2 with the values in bf16: o[i] += Σ_j
-// p[j]·v[j·stride+i], the j summed in four interleaved partial sums.
-// len(o) must be a positive multiple of 16.
+// mixBF16AVX512 is mixAVX2 with the values in bf16 (putBF16Row's
+// order): o[i] += Σ_j p[j]·v_j[i], the j summed in four interleaved
+// partial sums. len(o) must be a positive multiple of 32.
 //
 //go:noescape
 func mixBF16AVX512(o, p []float32, v []uint16, stride int)

@@ -628,12 +628,15 @@ lnb2:
 	VZEROUPPER
 	RET
 
+// The bf16 cache's 32-value blocks hold pairs (x[t], x[16+t]), t < 16
+// (putBF16Row): a block loaded as 16 dwords gives x[0:16] with each dword
+// shifted up 16 bits and x[16:32] with its low half masked off, both
+// exact fp32, two instructions per 32 values.
+
 // func scoresBF16AVX512(s, q []float32, k []uint16, stride int, scale float32)
-// s[j] = scale·Σ_i q[i]·k[j·stride+i], k in bf16; len(q) a positive
-// multiple of 16. scoresAVX2's scheme on 16-wide blocks: eight keys at a
-// time, one accumulator each, each bf16 block widened by a zero-extend
-// and a 16-bit shift; each accumulator's halves added, then scoresAVX2's
-// transposing tree.
+// s[j] = scale·Σ_i q[i]·k[j·stride+i], k in bf16 pair blocks; len(q) a
+// positive multiple of 32. Eight keys at a time, one accumulator each;
+// each accumulator's halves added, then scoresAVX2's transposing tree.
 TEXT ·scoresBF16AVX512(SB), NOSPLIT, $0-84
 	MOVQ s_base+0(FP), DI
 	MOVQ s_len+8(FP), CX
@@ -643,12 +646,14 @@ TEXT ·scoresBF16AVX512(SB), NOSPLIT, $0-84
 	MOVQ stride+72(FP), R9
 	SHLQ $1, R9              // stride in bytes
 	VBROADCASTSS scale+80(FP), Y15
-	SHRQ $4, R8              // 16-value blocks per key
+	SHRQ $5, R8              // 32-value blocks per key
 	LEAQ (R9)(R9*2), R13     // 3·stride
 	LEAQ (R9)(R9*4), R14     // 5·stride
 	LEAQ (R13)(R9*4), BX     // 7·stride
 	MOVQ R9, AX
 	SHLQ $3, AX              // 8·stride
+	VPTERNLOGD $0xff, Z14, Z14, Z14
+	VPSLLD $16, Z14, Z14     // 0xffff0000 a lane
 
 bscores8:
 	CMPQ CX, $8
@@ -667,32 +672,49 @@ bscores8:
 
 bscores8i:
 	VMOVUPS (R10), Z8
-	VPMOVZXWD (R11), Z16
-	VPMOVZXWD (R11)(R9*1), Z17
-	VPMOVZXWD (R11)(R9*2), Z18
-	VPMOVZXWD (R11)(R13*1), Z19
-	VPMOVZXWD (R11)(R9*4), Z20
-	VPMOVZXWD (R11)(R14*1), Z21
-	VPMOVZXWD (R11)(R13*2), Z22
-	VPMOVZXWD (R11)(BX*1), Z23
-	VPSLLD $16, Z16, Z16
-	VPSLLD $16, Z17, Z17
-	VPSLLD $16, Z18, Z18
-	VPSLLD $16, Z19, Z19
-	VPSLLD $16, Z20, Z20
-	VPSLLD $16, Z21, Z21
-	VPSLLD $16, Z22, Z22
-	VPSLLD $16, Z23, Z23
-	VFMADD231PS Z16, Z8, Z0
-	VFMADD231PS Z17, Z8, Z1
-	VFMADD231PS Z18, Z8, Z2
-	VFMADD231PS Z19, Z8, Z3
-	VFMADD231PS Z20, Z8, Z4
-	VFMADD231PS Z21, Z8, Z5
-	VFMADD231PS Z22, Z8, Z6
-	VFMADD231PS Z23, Z8, Z7
-	ADDQ $64, R10
-	ADDQ $32, R11
+	VMOVUPS 64(R10), Z9
+	VMOVDQU32 (R11), Z16
+	VMOVDQU32 (R11)(R9*1), Z17
+	VMOVDQU32 (R11)(R9*2), Z18
+	VMOVDQU32 (R11)(R13*1), Z19
+	VMOVDQU32 (R11)(R9*4), Z20
+	VMOVDQU32 (R11)(R14*1), Z21
+	VMOVDQU32 (R11)(R13*2), Z22
+	VMOVDQU32 (R11)(BX*1), Z23
+	VPSLLD $16, Z16, Z24
+	VPSLLD $16, Z17, Z25
+	VPSLLD $16, Z18, Z26
+	VPSLLD $16, Z19, Z27
+	VPSLLD $16, Z20, Z28
+	VPSLLD $16, Z21, Z29
+	VPSLLD $16, Z22, Z30
+	VPSLLD $16, Z23, Z31
+	VFMADD231PS Z24, Z8, Z0
+	VFMADD231PS Z25, Z8, Z1
+	VFMADD231PS Z26, Z8, Z2
+	VFMADD231PS Z27, Z8, Z3
+	VFMADD231PS Z28, Z8, Z4
+	VFMADD231PS Z29, Z8, Z5
+	VFMADD231PS Z30, Z8, Z6
+	VFMADD231PS Z31, Z8, Z7
+	VPANDD Z14, Z16, Z16
+	VPANDD Z14, Z17, Z17
+	VPANDD Z14, Z18, Z18
+	VPANDD Z14, Z19, Z19
+	VPANDD Z14, Z20, Z20
+	VPANDD Z14, Z21, Z21
+	VPANDD Z14, Z22, Z22
+	VPANDD Z14, Z23, Z23
+	VFMADD231PS Z16, Z9, Z0
+	VFMADD231PS Z17, Z9, Z1
+	VFMADD231PS Z18, Z9, Z2
+	VFMADD231PS Z19, Z9, Z3
+	VFMADD231PS Z20, Z9, Z4
+	VFMADD231PS Z21, Z9, Z5
+	VFMADD231PS Z22, Z9, Z6
+	VFMADD231PS Z23, Z9, Z7
+	ADDQ $128, R10
+	ADDQ $64, R11
 	DECQ R12
 	JNZ bscores8i
 
@@ -740,11 +762,14 @@ bscoresj:
 
 bscoresi:
 	VMOVUPS (R10), Z8
-	VPMOVZXWD (R11), Z16
-	VPSLLD $16, Z16, Z16
-	VFMADD231PS Z16, Z8, Z0
-	ADDQ $64, R10
-	ADDQ $32, R11
+	VMOVUPS 64(R10), Z9
+	VMOVDQU32 (R11), Z16
+	VPSLLD $16, Z16, Z24
+	VPANDD Z14, Z16, Z16
+	VFMADD231PS Z24, Z8, Z0
+	VFMADD231PS Z16, Z9, Z0
+	ADDQ $128, R10
+	ADDQ $64, R11
 	DECQ R12
 	JNZ bscoresi
 
@@ -768,9 +793,10 @@ bscoresdone:
 	RET
 
 // func mixBF16AVX512(o, p []float32, v []uint16, stride int)
-// o[i] += Σ_j p[j]·v[j·stride+i], v in bf16; len(o) a positive multiple
-// of 16. Per 16-wide block of o, four accumulators take j mod 4 (the
-// remainder goes to the first); they are summed and added to o.
+// o[i] += Σ_j p[j]·v[j·stride+i], v in bf16 pair blocks; len(o) a
+// positive multiple of 32. Per 32-value block of o, two accumulators (o's
+// halves) for each j mod 4 (the remainder goes to the first pair); they
+// are summed and added to o.
 TEXT ·mixBF16AVX512(SB), NOSPLIT, $0-80
 	MOVQ o_base+0(FP), DI
 	MOVQ o_len+8(FP), R8
@@ -779,7 +805,7 @@ TEXT ·mixBF16AVX512(SB), NOSPLIT, $0-80
 	MOVQ v_base+48(FP), DX
 	MOVQ stride+72(FP), R9
 	SHLQ $1, R9              // stride in bytes
-	SHRQ $4, R8              // 16-value blocks of o
+	SHRQ $5, R8              // 32-value blocks of o
 	TESTQ CX, CX
 	JZ bmixdone
 	TESTQ R8, R8
@@ -787,12 +813,18 @@ TEXT ·mixBF16AVX512(SB), NOSPLIT, $0-80
 	LEAQ (R9)(R9*2), R13     // 3·stride
 	MOVQ R9, AX
 	SHLQ $2, AX              // 4·stride
+	VPTERNLOGD $0xff, Z14, Z14, Z14
+	VPSLLD $16, Z14, Z14     // 0xffff0000 a lane
 
 bmixblock:
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
 	MOVQ SI, R10
 	MOVQ DX, R11
 	MOVQ CX, R12
@@ -800,22 +832,30 @@ bmixblock:
 bmixj4:
 	CMPQ R12, $4
 	JLT bmixj1
-	VBROADCASTSS (R10), Z4
-	VBROADCASTSS 4(R10), Z5
-	VBROADCASTSS 8(R10), Z6
-	VBROADCASTSS 12(R10), Z7
-	VPMOVZXWD (R11), Z16
-	VPMOVZXWD (R11)(R9*1), Z17
-	VPMOVZXWD (R11)(R9*2), Z18
-	VPMOVZXWD (R11)(R13*1), Z19
-	VPSLLD $16, Z16, Z16
-	VPSLLD $16, Z17, Z17
-	VPSLLD $16, Z18, Z18
-	VPSLLD $16, Z19, Z19
-	VFMADD231PS Z16, Z4, Z0
-	VFMADD231PS Z17, Z5, Z1
-	VFMADD231PS Z18, Z6, Z2
-	VFMADD231PS Z19, Z7, Z3
+	VBROADCASTSS (R10), Z8
+	VBROADCASTSS 4(R10), Z9
+	VBROADCASTSS 8(R10), Z10
+	VBROADCASTSS 12(R10), Z11
+	VMOVDQU32 (R11), Z16
+	VMOVDQU32 (R11)(R9*1), Z17
+	VMOVDQU32 (R11)(R9*2), Z18
+	VMOVDQU32 (R11)(R13*1), Z19
+	VPSLLD $16, Z16, Z20
+	VPSLLD $16, Z17, Z21
+	VPSLLD $16, Z18, Z22
+	VPSLLD $16, Z19, Z23
+	VPANDD Z14, Z16, Z16
+	VPANDD Z14, Z17, Z17
+	VPANDD Z14, Z18, Z18
+	VPANDD Z14, Z19, Z19
+	VFMADD231PS Z20, Z8, Z0
+	VFMADD231PS Z16, Z8, Z1
+	VFMADD231PS Z21, Z9, Z2
+	VFMADD231PS Z17, Z9, Z3
+	VFMADD231PS Z22, Z10, Z4
+	VFMADD231PS Z18, Z10, Z5
+	VFMADD231PS Z23, Z11, Z6
+	VFMADD231PS Z19, Z11, Z7
 	ADDQ $16, R10
 	ADDQ AX, R11
 	SUBQ $4, R12
@@ -826,23 +866,30 @@ bmixj1:
 	JZ bmixsum
 
 bmixj1loop:
-	VBROADCASTSS (R10), Z4
-	VPMOVZXWD (R11), Z16
-	VPSLLD $16, Z16, Z16
-	VFMADD231PS Z16, Z4, Z0
+	VBROADCASTSS (R10), Z8
+	VMOVDQU32 (R11), Z16
+	VPSLLD $16, Z16, Z20
+	VPANDD Z14, Z16, Z16
+	VFMADD231PS Z20, Z8, Z0
+	VFMADD231PS Z16, Z8, Z1
 	ADDQ $4, R10
 	ADDQ R9, R11
 	DECQ R12
 	JNZ bmixj1loop
 
 bmixsum:
-	VADDPS Z1, Z0, Z0
-	VADDPS Z3, Z2, Z2
 	VADDPS Z2, Z0, Z0
+	VADDPS Z6, Z4, Z4
+	VADDPS Z4, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VADDPS Z7, Z5, Z5
+	VADDPS Z5, Z1, Z1
 	VADDPS (DI), Z0, Z0
+	VADDPS 64(DI), Z1, Z1
 	VMOVUPS Z0, (DI)
-	ADDQ $64, DI
-	ADDQ $32, DX
+	VMOVUPS Z1, 64(DI)
+	ADDQ $128, DI
+	ADDQ $64, DX
 	DECQ R8
 	JNZ bmixblock
 
