@@ -20,8 +20,12 @@ import (
 // themselves (master copies; packed to bf16 once per Sample, Forward and
 // Backward call, as the optimizer may have changed them), the weight
 // gradients dW = xᵀ·dy, the optimizer state and step, layer norms,
-// attention, softmax, the loss. bf16 has 8 significant bits: logits
-// move by about 2⁻⁸ of the magnitude of their terms.
+// attention, softmax, the loss. The sampler's KV cache is the one
+// exception among activations: it is stored in bf16 (half the bytes,
+// which decoding reads at every step) and widened exactly to fp32 as
+// attention reads it (attendRowBF16), so a cached key or value is the one
+// the bf16 qkv product gave, rounded once more. bf16 has 8 significant
+// bits: logits move by about 2⁻⁸ of the magnitude of their terms.
 type Precision int32
 
 const (
