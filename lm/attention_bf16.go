@@ -31,10 +31,12 @@ func putBF16Row(dst []uint16, src []float32) {
 		return
 	}
 	dst = dst[:HS]
+	var r [32]uint16
 	for b := 0; b < HS; b += 32 {
-		d, s := dst[b:b+32], src[b:b+32]
+		gemm.ToBF16Slice(r[:], src[b:b+32]) // vector rounding, then the pairs
+		d := dst[b : b+32]
 		for t := 0; t < 16; t++ {
-			d[2*t], d[2*t+1] = gemm.ToBF16(s[t]), gemm.ToBF16(s[16+t])
+			d[2*t], d[2*t+1] = r[t], r[16+t]
 		}
 	}
 }

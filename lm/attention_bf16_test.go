@@ -123,3 +123,20 @@ func TestSampleKVAcrossPrecisions(t *testing.T) {
 		}
 	}
 }
+
+// putBF16Row stores value i of a row at bf16Index, rounded as gemm.ToBF16.
+func TestPutBF16Row(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, HS := range []int{8, 16, 32, 64, 96} {
+		src, dst := make([]float32, HS), make([]uint16, HS)
+		for i := range src {
+			src[i] = rng.Float32()*8 - 4
+		}
+		putBF16Row(dst, src)
+		for i, x := range src {
+			if got, want := dst[bf16Index(i, HS)], gemm.ToBF16(x); got != want {
+				t.Fatalf("HS %d: value %d stored %#04x, want %#04x", HS, i, got, want)
+			}
+		}
+	}
+}
