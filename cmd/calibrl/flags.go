@@ -72,7 +72,7 @@ const defaultPrecision = "fp32"
 func withPrecision(cmd *cobra.Command) *cobra.Command {
 	var s string
 	cmd.Flags().StringVar(&s, "precision", defaultPrecision,
-		"arithmetic of the sampler's matrix products: fp32, or bf16 (AMX-BF16 or AVX512_BF16; fp32 where the CPU has neither)")
+		"arithmetic of the weight matrix products (sampling, log-probs, the loss and backward's input gradients; weight gradients, the optimizer and reductions stay fp32): fp32, or bf16 (AMX-BF16 or AVX512_BF16, with the sampler's KV cache in bf16; fp32 where the CPU has neither)")
 	prev := cmd.PreRunE
 	cmd.PreRunE = func(c *cobra.Command, args []string) error {
 		p, err := lm.ParsePrecision(s)
