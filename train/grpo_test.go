@@ -249,7 +249,7 @@ func checkKeys(t *testing.T, rec map[string]any, keys ...string) {
 }
 
 var iterKeys = []string{"step", "rollout/reward_mean", "rollout/success", "rollout/turns", "rollout/agent_tokens",
-	"loss/policy", "loss/kl", "loss/clip_frac", "grad/norm", "perf/tokens_per_s", "perf/iter_s"}
+	"loss/policy", "loss/kl", "loss/clip_frac", "grad/norm", "perf/tokens_per_s", "perf/iter_s", MetricGradTokens}
 
 // The whole algorithm on the toy task: updates happen, every key is
 // logged, KL is zero on the first pass (policy = reference), the monitor

@@ -36,6 +36,14 @@ const (
 	MetricClipFrac   = "loss/clip_frac"
 	MetricUpdates    = "train/updates"
 	MetricSequences  = "train/sequences"
+	// MetricGradTokens is the policy-gradient budget of an iteration: the
+	// policy's own tokens (those the loss mask trains) in the sequences
+	// with a non-zero advantage, each counted once however many passes
+	// train on it. A flat group adds none, even when KeepFlatGroups keeps
+	// it for the KL term. It compares arms whose batches differ in kind:
+	// a static candidate is one turn, an interactive sample a whole
+	// conversation, so equal sequences are not equal gradient.
+	MetricGradTokens = "train/grad_tokens"
 
 	// A reading of the reward-hacking monitor: the policy's mean reward on
 	// its held-out problems against the training user and the human proxy.

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/calibrl/calibrl/chatlm"
 )
 
 // The exported keys are the ones the trainers write: an SFT evaluation,
@@ -101,5 +103,64 @@ func TestLogHeadline(t *testing.T) {
 	}
 	if got := strings.Split(strings.TrimSpace(buf.String()), "\n"); !reflect.DeepEqual(got, want) {
 		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// MetricGradTokens counts, once per iteration, the trained (mask > 0)
+// tokens of the sequences whose advantage is not zero: a flat group adds
+// none, kept for its KL term or not, nor does a sample at its group's
+// mean, and a sample cut into several sequences adds all of them.
+func TestGradTokensCountTrainedTokensWithAdvantage(t *testing.T) {
+	// seq builds a sequence of n ids, the last trained of them trained.
+	seq := func(n, trained int) chatlm.Sequence {
+		s := chatlm.Sequence{IDs: make([]int, n), Mask: make([]float32, n)}
+		for i := range n {
+			s.IDs[i] = 3 + i%5
+			if i >= n-trained {
+				s.Mask[i] = 1
+			}
+		}
+		return s
+	}
+	// Group 0 (rewards 1, 0, ½, ½): samples 0 and 1 carry signal, 2 and 3
+	// sit at the mean. Group 1 (all 1): flat. Sample 0 trains as two
+	// sequences (a conversation cut into turns).
+	b := rlBatch{
+		rewards: []float64{1, 0, 0.5, 0.5, 1, 1, 1, 1},
+		seqs: []chatlm.Sequence{seq(12, 5), seq(9, 4), seq(10, 3), seq(8, 6), seq(11, 2),
+			seq(10, 7), seq(7, 7), seq(9, 1), seq(12, 4)},
+		owner: []int{0, 0, 1, 2, 3, 4, 5, 6, 7},
+	}
+	b.sampled = make([][]float32, len(b.seqs))
+	const want = 5 + 4 + 3 // the two sequences of sample 0, and sample 1's
+	for _, keep := range []bool{false, true} {
+		cfg := smallGRPO()
+		cfg.Group, cfg.KeepFlatGroups = 4, keep
+		r, err := newRLRun(toyPolicy(t, 0), addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adv := GroupAdvantages(b.rewards, cfg.Group, cfg.AdvEps)
+		us, err := r.update(b.seqs, b.seqAdvantages(adv), b.sampled, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := us.metrics()[MetricGradTokens]; got != want {
+			t.Errorf("keep flat groups %v: %s = %v, want %d", keep, MetricGradTokens, got, want)
+		}
+	}
+	// Every group flat: no step, and no gradient token.
+	cfg := smallGRPO()
+	cfg.Group = 4
+	r, err := newRLRun(toyPolicy(t, 0), addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, err := r.update(b.seqs[5:], make([]float64, 4), b.sampled[5:], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := us.metrics()[MetricGradTokens]; got != 0 || us.steps != 0 {
+		t.Errorf("all flat: %s = %v after %d steps, want 0 and no step", MetricGradTokens, got, us.steps)
 	}
 }

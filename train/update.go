@@ -17,6 +17,7 @@ import (
 // updateStats sums what the minibatch steps of one iteration report.
 type updateStats struct {
 	steps, seqs                        int
+	gradTokens                         int // MetricGradTokens
 	loss, kl, clipFrac, ratio, gradSum float64
 	maxAdv                             float64
 	// logprobS and stepS are the seconds spent on the old and reference
@@ -25,7 +26,7 @@ type updateStats struct {
 }
 
 func (u updateStats) metrics() map[string]any {
-	m := map[string]any{MetricUpdates: u.steps, MetricSequences: u.seqs, "train/adv_abs_max": u.maxAdv,
+	m := map[string]any{MetricUpdates: u.steps, MetricSequences: u.seqs, MetricGradTokens: u.gradTokens, "train/adv_abs_max": u.maxAdv,
 		"perf/logprob_s": u.logprobS, "perf/update_s": u.stepS}
 	if u.steps == 0 {
 		return m // no signal: logged as a skipped update, no loss keys
@@ -47,8 +48,12 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float3
 	var idx []int
 	for i, a := range adv {
 		us.maxAdv = max(us.maxAdv, math.Abs(a))
-		if (a != 0 || cfg.KeepFlatGroups) && seqs[i].Trained() > 0 {
+		n := seqs[i].Trained()
+		if (a != 0 || cfg.KeepFlatGroups) && n > 0 {
 			idx = append(idx, i)
+		}
+		if a != 0 {
+			us.gradTokens += n
 		}
 	}
 	if us.maxAdv == 0 || len(idx) == 0 {

@@ -22,7 +22,7 @@ func newTrainPolicyCmd() *cobra.Command {
 	var (
 		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                                    uint64
-		steps, updates, miniBatch, staticFill                                   int
+		steps, updates, miniBatch, staticFill, instances                        int
 		lr, beta                                                                float64
 		staticReward, metricsPath, lossMean                                     string
 	)
@@ -153,6 +153,9 @@ resumable (run the same command again after an interruption).`,
 				if miniBatch > 0 {
 					cfg.MiniBatch = miniBatch
 				}
+				if instances > 0 {
+					cfg.InstancesPerStep = instances
+				}
 				bar = rlBar("train-policy "+algo, cfg.Iterations)
 				if lossMean != "" {
 					cfg.LossMean = lossMean
@@ -197,6 +200,7 @@ resumable (run the same command again after an interruption).`,
 	f.IntVar(&steps, "steps", 0, "override the preset's SFT steps or RL iterations")
 	f.Float64Var(&lr, "lr", 0, "override the RL learning rate (default: the preset's)")
 	f.IntVar(&updates, "updates", 0, "override the RL passes over each batch (default: the preset's)")
+	f.IntVar(&instances, "instances", 0, "override the RL problems (static: prompts) per iteration, each played by a group (default: the preset's)")
 	f.IntVar(&miniBatch, "minibatch", 0, "override the RL sequences per optimizer step (default: the preset's)")
 	f.Float64Var(&beta, "beta", -1, "override the RL weight of the KL to the initial policy (default: the preset's)")
 	return cmd
