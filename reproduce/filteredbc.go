@@ -2,10 +2,8 @@ package reproduce
 
 import (
 	"context"
-	"errors"
 	"slices"
 
-	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/sft"
 )
@@ -35,15 +33,6 @@ func (r *run) filteredBC(k int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		var solved []dialog.Episode
-		for _, ep := range all {
-			if ep.Success {
-				solved = append(solved, ep)
-			}
-		}
-		if len(solved) == 0 {
-			return errors.New("filtered BC: no logged conversation succeeded")
-		}
 		p := &prep{f: r.f, preset: r.cfg.Preset, seed: RLSeed(r.cfg.Seed, k), tasks: []logSet{{t: r.t}}}
 		if r.cfg.Shared != "" {
 			p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
@@ -53,8 +42,8 @@ func (r *run) filteredBC(k int) func(context.Context) error {
 			return err
 		}
 		sc.From = r.ckpt(ArmBase)
-		r.cfg.Log.Info("reproduce: filtered BC", "seed", k, "conversations", len(solved), "of", len(all))
-		_, err = sft.Policy(ctx, solved, sc, r.armCkpt(ArmFilteredBC, k), r.metricsLog(seedName(ArmFilteredBC, k)))
+		r.cfg.Log.Info("reproduce: filtered BC", "seed", k, "conversations", len(all))
+		_, err = sft.FilteredBC(ctx, all, sc, r.armCkpt(ArmFilteredBC, k), r.metricsLog(seedName(ArmFilteredBC, k)))
 		return err
 	}
 }

@@ -153,3 +153,22 @@ func initial(ctx context.Context, eps []dialog.Episode, cfg Config) (*chatlm.Mod
 	}
 	return chatlm.NewModel(tok, cfg.Model, cfg.SFT.Seed)
 }
+
+// FilteredBC fine-tunes cfg.From (the base policy) on the conversations
+// of eps that succeeded, and writes the policy to out: behaviour cloning
+// filtered to success, the cheap alternative a user would try before RL.
+func FilteredBC(ctx context.Context, eps []dialog.Episode, cfg Config, out string, log func(map[string]any)) (Meta, error) {
+	if cfg.From == "" {
+		return Meta{}, errors.New("filtered BC: no base policy to start from")
+	}
+	var solved []dialog.Episode
+	for _, ep := range eps {
+		if ep.Success {
+			solved = append(solved, ep)
+		}
+	}
+	if len(solved) == 0 {
+		return Meta{}, fmt.Errorf("filtered BC: none of %d logged conversations succeeded", len(eps))
+	}
+	return Policy(ctx, solved, cfg, out, log)
+}

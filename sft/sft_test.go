@@ -126,3 +126,44 @@ func TestStoppedFitReturnsBeforeTraining(t *testing.T) {
 		t.Errorf("a fit stopped before training wrote %v", entries)
 	}
 }
+
+// Filtered BC fine-tunes the base it names on the solved conversations
+// alone, and refuses logs without one or a missing base.
+func TestFilteredBCClonesTheSolvedConversations(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(48, 3)
+	solved := 0
+	for i := range eps {
+		eps[i].Success = i%3 == 0
+		if eps[i].Success {
+			solved++
+		}
+	}
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := train.DefaultSFTConfig()
+	sc.Steps, sc.BatchSize, sc.LR, sc.EvalEvery, sc.CheckpointEvery, sc.Warmup, sc.Seed = 4, 4, 3e-3, 2, 2, 0, 2
+	cfg := Config{Model: lm.Config{Context: 128, Dim: 32, Layers: 2, Heads: 2}, SFT: sc, Tokenizer: tok}
+	dir := t.TempDir()
+	if _, err := Policy(context.Background(), eps, cfg, filepath.Join(dir, "base"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FilteredBC(context.Background(), eps, cfg, filepath.Join(dir, "nobase"), nil); err == nil || !strings.Contains(err.Error(), "no base policy") {
+		t.Errorf("no base: %v, want an error naming it", err)
+	}
+	cfg.From = filepath.Join(dir, "base")
+	meta, err := FilteredBC(context.Background(), eps, cfg, filepath.Join(dir, "fbc"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta.Logs != solved || meta.From != cfg.From {
+		t.Errorf("filtered BC trained on %d conversations from %q, want the %d solved of %d from %q", meta.Logs, meta.From, solved, len(eps), cfg.From)
+	}
+	for i := range eps {
+		eps[i].Success = false
+	}
+	if _, err := FilteredBC(context.Background(), eps, cfg, filepath.Join(dir, "none"), nil); err == nil || !strings.Contains(err.Error(), "none of 48") {
+		t.Errorf("no solved conversation: %v, want an error", err)
+	}
+}

@@ -28,10 +28,14 @@ func newTrainPolicyCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
-		Short: "Train a policy: behaviour cloning (sft), static context RL (static) or interactive GRPO (grpo)",
+		Short: "Train a policy: behaviour cloning (sft, filtered-bc), static context RL (static) or interactive GRPO (grpo)",
 		Long: `train-policy trains the agent side.
 
   --algo sft     clone the agent turns of --logs into a base policy
+  --algo filtered-bc
+                 fine-tune --init (the base) on the conversations of --logs
+                 that succeeded, with --preset's filtered-BC budget: the
+                 cheap baseline a user would try before RL
   --algo grpo    interactive GRPO: from --init, whole conversations against the
                  frozen --user (naive, learned:DIR, human), sparse outcome
                  reward, group-relative advantages, clipped ratio, k3 KL to
@@ -121,6 +125,23 @@ resumable (run the same command again after an interruption).`,
 					return err
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(meta.Result)
+			case "filtered-bc":
+				if logs == "" || initDir == "" {
+					return fmt.Errorf("--algo filtered-bc needs --logs and --init, the base policy it fine-tunes")
+				}
+				eps, err := loadTaskLogs(cmd.Context(), logs, taskName)
+				if err != nil {
+					return err
+				}
+				cfg := sft.Config{SFT: p.FilteredBC.Config(seed), Tool: dialog.ToolOf(t), From: initDir}
+				if steps > 0 {
+					cfg.SFT.Steps = steps
+				}
+				meta, err := sft.FilteredBC(cmd.Context(), eps, cfg, out, sftProgress("train-policy", cfg.SFT.Steps))
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(meta.Result)
 			case "grpo", "static":
 				if initDir == "" {
 					return fmt.Errorf("--algo %s needs --init, the policy to start from", algo)
@@ -179,11 +200,11 @@ resumable (run the same command again after an interruption).`,
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
-			return fmt.Errorf("unknown --algo %q (want sft, static or grpo)", algo)
+			return fmt.Errorf("unknown --algo %q (want sft, filtered-bc, static or grpo)", algo)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&algo, "algo", "grpo", "sft, static or grpo")
+	f.StringVar(&algo, "algo", "grpo", "sft, filtered-bc, static or grpo")
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
 	f.StringVar(&userName, "user", "naive", "training user for grpo/static: naive, learned:DIR, human")
