@@ -191,6 +191,10 @@ func (c RLConfig) Validate() error {
 		return fmt.Errorf("rl config: instances per step %d, want > 0", c.InstancesPerStep)
 	case c.Group < 2:
 		return fmt.Errorf("rl config: group %d, want ≥ 2 (a group of one has no baseline)", c.Group)
+	case c.InstancesPerStep > MaxBenchConversations/c.Group:
+		// Every sample of an iteration holds its KV caches at once, as in
+		// the benchmark.
+		return fmt.Errorf("rl config: %d instances × group %d samples, the limit is %d", c.InstancesPerStep, c.Group, MaxBenchConversations)
 	case c.MaxTurns <= 0:
 		return fmt.Errorf("rl config: max turns %d, want > 0", c.MaxTurns)
 	case c.Gen.MaxNewTokens <= 0:

@@ -120,6 +120,7 @@ func TestNegativeOverridesRefused(t *testing.T) {
 		{[]string{"train-policy", "--algo", "sft", "--steps", "-1", "--out", dir}, "--steps -1: want ≥ 0"},
 		{[]string{"train-policy", "--lr", "-1", "--out", dir}, "--lr -1: want > 0"},
 		{[]string{"train-policy", "--beta", "-0.5", "--out", dir}, "--beta -0.5: want ≥ 0"},
+		{[]string{"train-policy", "--instances", "-2", "--out", dir}, "--instances -2: want > 0"},
 		{[]string{"train-sim", "--steps", "-1", "--logs", "x.jsonl", "--out", dir}, "--steps -1: want ≥ 0"},
 	} {
 		_, err := run(t, c.args...)
@@ -150,6 +151,7 @@ func TestAbsurdSizesRefusedWithTheLimit(t *testing.T) {
 		{[]string{"bench", "--workers", "100000000"}, "workers 100000000, the limit is 1024"},
 		{[]string{"bench", "--rl-instances", "100000000"}, "100000000 instances × group 8 conversations, the limit is 4096"},
 		{[]string{"bench", "--rl-group", "100000000"}, "8 instances × group 100000000 conversations, the limit is 4096"},
+		{[]string{"train-policy", "--instances", "100000000", "--init", dir, "--out", dir}, "100000000 instances × group 8 samples, the limit is 4096"},
 		{[]string{"bench", "--gemm-size", "1000000"}, "--gemm-size 1000000, want a value in [0, 8192]"},
 	} {
 		start := time.Now()

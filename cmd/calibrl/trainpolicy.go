@@ -63,7 +63,7 @@ resumable (run the same command again after an interruption).`,
   calibrl train-policy --algo static --task mathchat --user learned:sim --logs logs.jsonl --init base --out static`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr", "updates", "minibatch")); err != nil {
+			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr", "updates", "minibatch", "instances")); err != nil {
 				return err
 			}
 			p, err := presetTask(presetName, &taskName, &data) // the task and budgets reproduce gives it
@@ -146,18 +146,6 @@ resumable (run the same command again after an interruption).`,
 				if initDir == "" {
 					return fmt.Errorf("--algo %s needs --init, the policy to start from", algo)
 				}
-				policy, err := spec.Policy(initDir)
-				if err != nil {
-					return fmt.Errorf("--init: %w", err)
-				}
-				u, err := spec.User(t, userName)
-				if err != nil {
-					return err
-				}
-				human, err := t.User("human")
-				if err != nil {
-					return err
-				}
 				cfg := p.RLConfig(seed)
 				if steps > 0 {
 					cfg.Iterations = steps
@@ -177,10 +165,25 @@ resumable (run the same command again after an interruption).`,
 				if instances > 0 {
 					cfg.InstancesPerStep = instances
 				}
-				bar = rlBar("train-policy "+algo, cfg.Iterations)
 				if lossMean != "" {
 					cfg.LossMean = lossMean
 				}
+				if err := cfg.Validate(); err != nil {
+					return err // before loading anything
+				}
+				policy, err := spec.Policy(initDir)
+				if err != nil {
+					return fmt.Errorf("--init: %w", err)
+				}
+				u, err := spec.User(t, userName)
+				if err != nil {
+					return err
+				}
+				human, err := t.User("human")
+				if err != nil {
+					return err
+				}
+				bar = rlBar("train-policy "+algo, cfg.Iterations)
 				var res train.RLResult
 				if algo == "grpo" {
 					res, err = train.GRPO(cmd.Context(), policy, t, u, human, cfg, out, log)
