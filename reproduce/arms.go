@@ -76,5 +76,8 @@ func (r *run) trainUser(arm string) (dialog.User, error) {
 
 // staticConfig is the static arm's trainer config around the RL config.
 func (r *run) staticConfig(cfg train.RLConfig) train.StaticConfig {
+	if r.cfg.StaticPrompts > 0 {
+		cfg.InstancesPerStep = r.cfg.StaticPrompts
+	}
 	return train.StaticConfig{RLConfig: cfg, Reward: cmp.Or(r.cfg.StaticReward, train.StaticOutcome), FillRounds: r.cfg.StaticFill}
 }

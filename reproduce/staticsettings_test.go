@@ -13,7 +13,7 @@ import (
 // others; a bad one is refused before anything trains.
 func TestStaticArmSettings(t *testing.T) {
 	cfg := tinyConfig(t)
-	cfg.Out, cfg.StaticReward, cfg.StaticFill = t.TempDir(), "continuation", 3
+	cfg.Out, cfg.StaticReward, cfg.StaticFill, cfg.StaticPrompts = t.TempDir(), "continuation", 3, 3
 	cfg.Preset.RLSeeds = 1
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -22,7 +22,8 @@ func TestStaticArmSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(manifest), `"static_reward": "continuation"`) || !strings.Contains(string(manifest), `"static_fill": 3`) {
+	if !strings.Contains(string(manifest), `"static_reward": "continuation"`) || !strings.Contains(string(manifest), `"static_fill": 3`) ||
+		!strings.Contains(string(manifest), `"static_prompts": 3`) {
 		t.Errorf("the manifest does not record the static arm's settings")
 	}
 	metrics, err := os.ReadFile(filepath.Join(cfg.Out, "metrics.jsonl"))
@@ -32,6 +33,22 @@ func TestStaticArmSettings(t *testing.T) {
 	if !strings.Contains(string(metrics), `"static/fill_rounds"`) {
 		t.Error("the static arm did not fill its rounds")
 	}
+	// The tiny preset plays 2 problems an iteration: the static trainer's
+	// state says 3.
+	states, _ := filepath.Glob(filepath.Join(cfg.Out, "checkpoints", ArmStatic, "*", "last", "trainer_state.json"))
+	if len(states) == 0 {
+		t.Fatal("no static trainer state")
+	}
+	for _, st := range states {
+		if b, err := os.ReadFile(st); err != nil || !strings.Contains(string(b), `"instances_per_step": 3`) {
+			t.Errorf("%s (%v) has not 3 prompts per iteration: StaticPrompts did not reach the trainer", st, err)
+		}
+	}
+	cfg.StaticPrompts = 0
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "3 static prompts per iteration, not 0") {
+		t.Errorf("resumed with other static prompts: %v", err)
+	}
+	cfg.StaticPrompts = 3
 	cfg.StaticFill = 0
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "static reward continuation and fill 3") {
 		t.Errorf("resumed with other static settings: %v", err)
