@@ -2,70 +2,80 @@ package lm
 
 import "testing"
 
-// BenchmarkAttendRow times one decode row's attention over n = 72 cached
-// positions of head size 32 (model A's), fp32 cache against bf16.
-func BenchmarkAttendRow(b *testing.B) {
+// attendFixture is one decode row's attention inputs: n = 72 cached
+// positions of head size 32 (model A's), in an fp32 cache and a bf16 one.
+type attendFixture struct {
+	n, stride     int
+	k, v, q, o, s []float32
+	kb, vb        []uint16
+}
+
+func newAttendFixture() attendFixture {
 	const n, HS, stride = 72, 32, 32
-	k, v, q := make([]float32, n*stride), make([]float32, n*stride), make([]float32, HS)
-	kb, vb := make([]uint16, 1<<15), make([]uint16, 1<<15) // 64 KiB: page aligned, as the cache
-	for i := range k {
-		k[i], v[i] = float32(i%13)*0.1-0.6, float32(i%7)*0.2-0.5
+	f := attendFixture{n: n, stride: stride,
+		k: make([]float32, n*stride), v: make([]float32, n*stride), q: make([]float32, HS),
+		o: make([]float32, HS), s: make([]float32, n),
+		kb: make([]uint16, 1<<15), vb: make([]uint16, 1<<15), // 64 KiB: page aligned, as the cache
+	}
+	for i := range f.k {
+		f.k[i], f.v[i] = float32(i%13)*0.1-0.6, float32(i%7)*0.2-0.5
 	}
 	for j := 0; j < n; j++ {
-		putBF16Row(kb[j*stride:], k[j*stride:j*stride+HS])
-		putBF16Row(vb[j*stride:], v[j*stride:j*stride+HS])
+		putBF16Row(f.kb[j*stride:], f.k[j*stride:j*stride+HS])
+		putBF16Row(f.vb[j*stride:], f.v[j*stride:j*stride+HS])
 	}
-	o, s := make([]float32, HS), make([]float32, n)
+	return f
+}
+
+// BenchmarkAttendRow times one decode row's attention, fp32 cache against
+// bf16.
+func BenchmarkAttendRow(b *testing.B) {
+	f := newAttendFixture()
 	b.Run("fp32", func(b *testing.B) {
 		for b.Loop() {
-			attendRow(o, s, q, k, v, n, stride, 0.25)
+			attendRow(f.o, f.s, f.q, f.k, f.v, f.n, f.stride, 0.25)
 		}
 	})
 	b.Run("bf16", func(b *testing.B) {
 		for b.Loop() {
-			attendRowBF16(o, s, q, kb, vb, n, stride, 0.25)
+			attendRowBF16(f.o, f.s, f.q, f.kb, f.vb, f.n, f.stride, 0.25)
 		}
 	})
 }
 
+// BenchmarkAttendParts times the row's kernels one by one (the vector
+// ones only where the CPU has them).
 func BenchmarkAttendParts(b *testing.B) {
-	const n, HS, stride = 72, 32, 32
-	k, v, q := make([]float32, n*stride), make([]float32, n*stride), make([]float32, HS)
-	kb, vb := make([]uint16, 1<<15), make([]uint16, 1<<15) // 64 KiB: page aligned, as the cache
-	for i := range k {
-		k[i], v[i] = float32(i%13)*0.1-0.6, float32(i%7)*0.2-0.5
+	if !useAVX512 {
+		b.Skip("no AVX-512: the vector kernels are not used here")
 	}
-	for j := 0; j < n; j++ {
-		putBF16Row(kb[j*stride:], k[j*stride:j*stride+HS])
-		putBF16Row(vb[j*stride:], v[j*stride:j*stride+HS])
-	}
-	o, s := make([]float32, HS), make([]float32, n)
-	for i := range s {
-		s[i] = 1.0 / n
+	f := newAttendFixture()
+	for i := range f.s {
+		f.s[i] = 1.0 / float32(f.n)
 	}
 	b.Run("scores32", func(b *testing.B) {
 		for b.Loop() {
-			scoresAVX2(s, q, k, stride, 0.25)
+			scoresAVX2(f.s, f.q, f.k, f.stride, 0.25)
 		}
 	})
 	b.Run("scores16", func(b *testing.B) {
 		for b.Loop() {
-			scoresBF16AVX512(s, q, kb, stride, 0.25)
+			scoresBF16AVX512(f.s, f.q, f.kb, f.stride, 0.25)
 		}
 	})
 	b.Run("mix32", func(b *testing.B) {
 		for b.Loop() {
-			mixAVX2(o, s, v, stride)
+			mixAVX2(f.o, f.s, f.v, f.stride)
 		}
 	})
 	b.Run("mix16", func(b *testing.B) {
 		for b.Loop() {
-			mixBF16AVX512(o, s, vb, stride)
+			mixBF16AVX512(f.o, f.s, f.vb, f.stride)
 		}
 	})
 	b.Run("softmax", func(b *testing.B) {
 		for b.Loop() {
-			softmaxCausalRow(s, n-1)
+			softmaxCausalRow(f.s, f.n-1)
 		}
 	})
 }
