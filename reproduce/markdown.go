@@ -141,7 +141,7 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 	if err := r.failureSection(w); err != nil {
 		return err
 	}
-	if err := r.recalibrationSection(w); err != nil {
+	if err := r.recalibrationSection(w, rows); err != nil {
 		return err
 	}
 	if len(curves) > 0 {

@@ -42,7 +42,7 @@ func paperPair(family, better, worse string) string {
 // figures, or why the paper has none for a claim it does not make.
 func claimPaper(family, better, worse string) string {
 	switch {
-	case better == ArmRecalibrated || worse == ArmRecalibrated:
+	case better == ArmRecalibrated || worse == ArmRecalibrated, better == ArmRefitControl:
 		return "not in the paper: online recalibration is its future work"
 	case better == ArmOracle && worse == ArmBase:
 		return "not in the paper: the check that RL works at all"

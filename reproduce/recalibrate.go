@@ -62,9 +62,6 @@ import (
 	"github.com/calibrl/calibrl/train"
 )
 
-// ArmRecalibrated is the online-recalibration arm (Config.Recalibrate).
-const ArmRecalibrated = "recalibrated-interactive"
-
 // Where the gap is measured and the human conversations are played.
 const (
 	// gapStart is the first held-out problem of the gap: past the
@@ -78,14 +75,14 @@ const (
 )
 
 // arms are the run's arms in report order: Arms, then the filtered-BC
-// and the recalibrated arms when the run trains them.
+// arm and the recalibrated arm with its control when the run trains them.
 func (r *run) arms() []string {
 	arms := Arms
 	if r.cfg.FilteredBC {
 		arms = append(slices.Clone(arms), ArmFilteredBC)
 	}
 	if r.cfg.Recalibrate {
-		arms = append(slices.Clone(arms), ArmRecalibrated)
+		arms = append(slices.Clone(arms), ArmRecalibrated, ArmRefitControl)
 	}
 	return arms
 }
@@ -149,15 +146,17 @@ func (r *run) recalibrationStages(k int) []stage {
 	return out
 }
 
-// recalibratedEvals are the recalibrated arm's evaluation stages under
-// decoding d: evaluate, as for every arm.
+// recalibratedEvals are the recalibrated arm's and its control's
+// evaluation stages under decoding d: evaluate, as for every arm.
 func (r *run) recalibratedEvals(d decoding) []stage {
 	if !r.cfg.Recalibrate {
 		return nil
 	}
 	var out []stage
-	for k := range r.seeds() {
-		out = append(out, stage{evalFile(d, ArmRecalibrated, k), r.evaluate(d, ArmRecalibrated, k)})
+	for _, arm := range []string{ArmRecalibrated, ArmRefitControl} {
+		for k := range r.seeds() {
+			out = append(out, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
+		}
 	}
 	return out
 }
@@ -222,32 +221,51 @@ type GapMeasure struct {
 // side is played once, by the first measurement, and read back by the
 // second: the same policy, problems and seeds give the same conversations.
 func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
+	simDir, file := r.roundSim(k, i-1), "gap.json"
+	if refit {
+		simDir, file = r.roundSim(k, i), "gap-refit.json"
+	}
+	return r.measureGap(gapRun{arm: ArmRecalibrated, name: roundStage(k, i), k: k, policy: r.roundPolicy(k, i), sim: simDir,
+		humanFile: filepath.Join(r.roundDir(k, i), "gap-human.episodes.jsonl"), replay: refit, out: filepath.Join(roundRel(k, i), file)})
+}
+
+// gapRun is one reading of the sim-to-real gap: a policy against a
+// simulator and against the human proxy on the gap's held-out problems.
+type gapRun struct {
+	arm, name   string // the reading's arm, and its stage (the conversations' agent name)
+	k           int    // the RL seed index
+	policy, sim string // checkpoint folders
+	// humanFile holds the conversations with the human proxy: played and
+	// written, or (replay) read back from an earlier reading of the same
+	// policy.
+	humanFile string
+	replay    bool
+	out       string // the GapMeasure, relative to the run folder
+}
+
+// measureGap is the stage that takes reading g.
+func (r *run) measureGap(g gapRun) func(context.Context) error {
 	return func(ctx context.Context) error {
-		policy, _, err := chatlm.Load(r.roundPolicy(k, i))
+		policy, _, err := chatlm.Load(g.policy)
 		if err != nil {
 			return err
 		}
-		simDir, file := r.roundSim(k, i-1), "gap.json"
-		if refit {
-			simDir, file = r.roundSim(k, i), "gap-refit.json"
-		}
-		su, err := spec.LearnedUser(r.t, simDir)
+		su, err := spec.LearnedUser(r.t, g.sim)
 		if err != nil {
 			return err
 		}
 		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
 		rc := rollout.Config{Split: "test", Start: gapStart, Instances: r.cfg.Preset.Recalibration.GapEpisodes,
-			Seed: r.cfg.Seed ^ gapSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: roundStage(k, i), CountTokens: policy.CountTokens}
-		humanFile := filepath.Join(r.roundDir(k, i), "gap-human.episodes.jsonl")
+			Seed: r.cfg.Seed ^ gapSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: g.name, CountTokens: policy.CountTokens}
 		var humanEps []dialog.Episode
-		if refit {
-			if humanEps, err = dialog.LoadEpisodes(humanFile); err != nil {
+		if g.replay {
+			if humanEps, err = dialog.LoadEpisodes(g.humanFile); err != nil {
 				return err
 			}
 			if err := pairing(humanEps, rc, "human"); err != nil {
-				return fmt.Errorf("%s: %w", humanFile, err)
+				return fmt.Errorf("%s: %w", g.humanFile, err)
 			}
-		} else if humanEps, err = r.playHuman(ctx, agent, rc, humanFile); err != nil {
+		} else if humanEps, err = r.playHuman(ctx, agent, rc, g.humanFile); err != nil {
 			return err
 		}
 		rc.UserName = "learned"
@@ -257,17 +275,17 @@ func (r *run) roundGap(k, i int, refit bool) func(context.Context) error {
 		}
 		s2r, err := simToRealOf(r.measure(), simEps, humanEps, r.cfg.Seed)
 		if err != nil {
-			return fmt.Errorf("gap of round %d: %w", i, err)
+			return fmt.Errorf("gap of %s: %w", g.name, err)
 		}
-		g := GapMeasure{SimToReal: s2r}
-		g.Arm, g.Seed, g.Decoding = ArmRecalibrated, k, sampled.name
-		g.HumanFrom, _ = filepath.Rel(r.f.Dir, humanFile)
-		g.Simulator = r.simulatorName(simDir)
+		m := GapMeasure{SimToReal: s2r}
+		m.Arm, m.Seed, m.Decoding = g.arm, g.k, sampled.name
+		m.HumanFrom, _ = filepath.Rel(r.f.Dir, g.humanFile)
+		m.Simulator = r.simulatorName(g.sim)
 		if v := train.UserNLL(su, humanEps); !math.IsNaN(v) {
-			g.NLL = &v
+			m.NLL = &v
 		}
-		r.cfg.Log.Info("reproduce: recalibration gap", "stage", roundStage(k, i), "refit", refit, "gap", g.Gap, "delta_mean", g.DeltaMean)
-		return r.f.WriteJSON(filepath.Join(roundRel(k, i), file), g)
+		r.cfg.Log.Info("reproduce: recalibration gap", "stage", g.name, "file", filepath.Base(g.out), "gap", m.Gap, "delta_mean", m.DeltaMean)
+		return r.f.WriteJSON(g.out, m)
 	}
 }
 
@@ -295,24 +313,13 @@ func (r *run) roundHuman(k, i int) func(context.Context) error {
 	}
 }
 
-// refitData is what round i's re-fit trains on: ReplayLogs of the logs
-// (all when 0; a draw seeded by the RL seed and round) and every
-// conversation with the human proxy of rounds 1 to i. It refuses an
+// refitData is what round i's re-fit trains on: replayLogs(k, i) and
+// every conversation with the human proxy of rounds 1 to i. It refuses an
 // episode of any split but train: the re-fit must never see a held-out
 // problem or persona.
 func (r *run) refitData(k, i int) (logs, human []dialog.Episode, err error) {
-	all, err := r.logs()
-	if err != nil {
+	if logs, err = r.replayLogs(k, uint64(i)); err != nil {
 		return nil, nil, err
-	}
-	logs = all
-	if n := r.cfg.Preset.Recalibration.ReplayLogs; n > 0 && n < len(all) {
-		pick := rand.New(rand.NewPCG(RLSeed(r.cfg.Seed, k), uint64(i))).Perm(len(all))[:n]
-		slices.Sort(pick) // in log order
-		logs = make([]dialog.Episode, n)
-		for j, p := range pick {
-			logs[j] = all[p]
-		}
 	}
 	for j := 1; j <= i; j++ {
 		eps, err := dialog.LoadEpisodes(r.humanFile(k, j))
@@ -321,14 +328,43 @@ func (r *run) refitData(k, i int) (logs, human []dialog.Episode, err error) {
 		}
 		human = append(human, eps...)
 	}
-	for _, set := range [][]dialog.Episode{logs, human} {
+	if err := trainOnly(fmt.Sprintf("re-fit of round %d", i), logs, human); err != nil {
+		return nil, nil, err
+	}
+	return logs, human, nil
+}
+
+// replayLogs are the logs a re-fit replays: ReplayLogs of them (all when
+// 0), a draw seeded by the RL seed of index k and stream (a round, or the
+// control's), in log order.
+func (r *run) replayLogs(k int, stream uint64) ([]dialog.Episode, error) {
+	all, err := r.logs()
+	if err != nil {
+		return nil, err
+	}
+	n := r.cfg.Preset.Recalibration.ReplayLogs
+	if n <= 0 || n >= len(all) {
+		return all, nil
+	}
+	pick := rand.New(rand.NewPCG(RLSeed(r.cfg.Seed, k), stream)).Perm(len(all))[:n]
+	slices.Sort(pick) // in log order
+	logs := make([]dialog.Episode, n)
+	for j, p := range pick {
+		logs[j] = all[p]
+	}
+	return logs, nil
+}
+
+// trainOnly refuses an episode of any split but train in a re-fit's data.
+func trainOnly(what string, sets ...[]dialog.Episode) error {
+	for _, set := range sets {
 		for _, ep := range set {
 			if ep.Split != "train" {
-				return nil, nil, fmt.Errorf("re-fit of round %d: episode %s is from split %q: a re-fit trains on training problems only", i, ep.ID, ep.Split)
+				return fmt.Errorf("%s: episode %s is from split %q: a re-fit trains on training problems only", what, ep.ID, ep.Split)
 			}
 		}
 	}
-	return logs, human, nil
+	return nil
 }
 
 // refit re-fits the simulator after round i: the sim stage's SFT config
@@ -340,18 +376,28 @@ func (r *run) refit(k, i int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		p := &prep{f: r.f, preset: r.cfg.Preset, seed: RLSeed(r.cfg.Seed, k) ^ uint64(i), tasks: []logSet{{t: r.t}}}
-		if r.cfg.Shared != "" {
-			p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
-		}
-		sc, err := p.simConfig(r.cfg.Preset.Recalibration.SFT)
-		if err != nil {
-			return err
-		}
-		sc.From = r.roundSim(k, i-1)
-		_, err = sft.Simulator(ctx, append(slices.Clone(logs), human...), sc, r.roundSim(k, i), r.metricsLog(roundStage(k, i)+"/refit"))
+		return r.refitSim(ctx, append(slices.Clone(logs), human...), RLSeed(r.cfg.Seed, k)^uint64(i), 1,
+			r.roundSim(k, i-1), r.roundSim(k, i), roundStage(k, i)+"/refit")
+	}
+}
+
+// refitSim fine-tunes the simulator in from on data into out: the sim
+// stage's SFT config with times the re-fit budget's steps, seeded with
+// seed, its records under stage.
+func (r *run) refitSim(ctx context.Context, data []dialog.Episode, seed uint64, times int, from, out, stage string) error {
+	p := &prep{f: r.f, preset: r.cfg.Preset, seed: seed, tasks: []logSet{{t: r.t}}}
+	if r.cfg.Shared != "" {
+		p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
+	}
+	budget := r.cfg.Preset.Recalibration.SFT
+	budget.Steps *= times
+	sc, err := p.simConfig(budget)
+	if err != nil {
 		return err
 	}
+	sc.From = from
+	_, err = sft.Simulator(ctx, data, sc, out, r.metricsLog(stage))
+	return err
 }
 
 // Recalibration is recalibration.json: the arm's schedule, the human
@@ -366,6 +412,18 @@ type Recalibration struct {
 	Seeds []RecalibrationSeed `json:"seeds"`
 	// Mean is each round's readings averaged over the seeds.
 	Mean []RoundMean `json:"mean"`
+	// ControlHumanConversations is how many conversations with the human
+	// proxy, played by the base policy, the control's re-fits used over
+	// every seed: HumanConversations, by construction.
+	ControlHumanConversations int `json:"control_human_conversations"`
+	// Control holds each RL seed's control (refitcontrol.go).
+	Control []ControlSeed `json:"control"`
+	// VersusControl is the recalibrated arm's held-out score (sampled)
+	// minus its control's, paired over problems and seeds as the claims
+	// are; ControlVersusCalibrated the control's minus the calibrated
+	// arm's.
+	VersusControl           Comparison `json:"versus_control"`
+	ControlVersusCalibrated Comparison `json:"control_versus_calibrated"`
 }
 
 // RecalibrationSeed is one RL seed's rounds.
@@ -464,17 +522,23 @@ func (r *run) recalibration() (Recalibration, error) {
 		}
 		rec.Seeds = append(rec.Seeds, s)
 	}
-	return rec, nil
+	return rec, r.controlReadings(&rec)
 }
 
 // recalibrationSection writes recalibration.json and report.md's section
 // on the recalibrated arm; nothing when the run has none.
-func (r *run) recalibrationSection(w io.Writer) error {
+func (r *run) recalibrationSection(w io.Writer, rows []Row) error {
 	if !r.cfg.Recalibrate {
 		return nil
 	}
 	rec, err := r.recalibration()
 	if err != nil {
+		return err
+	}
+	if rec.VersusControl, err = comparison(rows, ArmRecalibrated, ArmRefitControl); err != nil {
+		return err
+	}
+	if rec.ControlVersusCalibrated, err = comparison(rows, ArmRefitControl, ArmCalibrated); err != nil {
 		return err
 	}
 	if err := r.f.WriteJSON("recalibration.json", rec); err != nil {
@@ -539,5 +603,6 @@ func (r *run) recalibrationSection(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Mean over the %d seeds: %s. The verdict table compares the arm with %s and %s on the held-out evaluation.\n\n",
 		r.seeds(), strings.Join(means, "; "), ArmCalibrated, ArmOracle)
+	r.controlSection(w, rec)
 	return nil
 }

@@ -42,8 +42,12 @@ var claims = [][2]string{
 	// Filtered behaviour cloning (Config.FilteredBC), when the run trains
 	// it: does RL beat the cheap alternative, and does that beat the base?
 	{ArmCalibrated, ArmFilteredBC}, {ArmFilteredBC, ArmBase},
-	// Online recalibration (Config.Recalibrate), when the run trains it.
+	// Online recalibration (Config.Recalibrate), when the run trains it:
+	// against the calibrated arm and the oracle, against its control (as
+	// many extra human conversations, off-policy: is it the policy's data
+	// or more data?), and whether that extra data alone helps.
 	{ArmRecalibrated, ArmCalibrated}, {ArmRecalibrated, ArmOracle},
+	{ArmRecalibrated, ArmRefitControl}, {ArmRefitControl, ArmCalibrated},
 }
 
 // evaluation is one arm's (and seed's) held-out evaluation.

@@ -72,6 +72,12 @@ const (
 	ArmNaive      = "naive-interactive"
 	ArmCalibrated = "calibrated-interactive"
 	ArmOracle     = "oracle-interactive"
+	// With Config.Recalibrate: the online-recalibration arm
+	// (recalibrate.go) and its control (refitcontrol.go), the calibrated
+	// simulator re-fitted once before RL on as many human conversations
+	// played by the base policy.
+	ArmRecalibrated = "recalibrated-interactive"
+	ArmRefitControl = "refit-control-interactive"
 )
 
 // Arms lists every arm in report order.
@@ -235,7 +241,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	}
 	groups = append(groups, arms)
 	for k := range r.seeds() {
-		for _, s := range r.recalibrationStages(k) {
+		for _, s := range append(r.recalibrationStages(k), r.controlStages(k)...) {
 			groups = append(groups, []stage{s})
 		}
 	}
