@@ -204,11 +204,11 @@ func TestRecalibratedRun(t *testing.T) {
 			}
 		}
 	}
-	if strings.Join(got, "; ") != "recalibrated-interactive > calibrated-interactive; recalibrated-interactive > oracle-interactive" {
+	if strings.Join(got, "; ") != "recalibrated-interactive > calibrated-interactive; recalibrated-interactive > oracle-interactive; recalibrated-interactive > refit-control-interactive" {
 		t.Errorf("claims under the recalibrated arm: %q", got)
 	}
-	if rows[len(rows)-1].Arm != ArmRecalibrated || len(rows) != len(Arms)+1 {
-		t.Errorf("rows end with %s (%d rows): want the recalibrated arm last", rows[len(rows)-1].Arm, len(rows))
+	if rows[len(rows)-2].Arm != ArmRecalibrated || rows[len(rows)-1].Arm != ArmRefitControl || len(rows) != len(Arms)+2 {
+		t.Errorf("rows end with %s, %s (%d rows): want the recalibrated arm, then its control", rows[len(rows)-2].Arm, rows[len(rows)-1].Arm, len(rows))
 	}
 	report, err := os.ReadFile(f.Path("report.md"))
 	if err != nil {
@@ -296,7 +296,10 @@ func TestRefitNeverTrainsOnTheTestSplit(t *testing.T) {
 // The killed run is this test binary re-executed (TestRecalKillChild),
 // which kills itself at that log line, so the kill lands at exactly that
 // point with no deferred cleanup.
-const recalKillEnv = "CALIBRL_RECAL_KILL_CHILD" // the run folder
+const (
+	recalKillEnv   = "CALIBRL_RECAL_KILL_CHILD" // the run folder
+	recalKillStage = "CALIBRL_RECAL_KILL_STAGE" // the re-fit stage to kill in
+)
 
 // killAt is a slog handler that SIGKILLs its own process when stage logs
 // a step.
@@ -331,13 +334,23 @@ func TestRecalKillChild(t *testing.T) {
 	}
 	cfg := recalConfig(t)
 	cfg.Out = out
-	cfg.Log = slog.New(killAt{Handler: quiet.Handler(), stage: roundStage(0, 1) + "/refit", step: killStep})
+	cfg.Log = slog.New(killAt{Handler: quiet.Handler(), stage: os.Getenv(recalKillStage), step: killStep})
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestRecalibrationKilledInARefitResumesIdentically(t *testing.T) {
+	killInARefit(t, roundStage(0, 1)+"/refit", filepath.Join("checkpoints", ArmRecalibrated, "rounds", "seed-0", "round-1", "sim"),
+		filepath.Join("checkpoints", seedName(ArmRecalibrated, 0)))
+}
+
+// killInARefit kills a recalibrated run in the re-fit stage refit, which
+// writes the simulator sim, resumes it, and compares the summaries,
+// recalibration.json, report.md, that simulator and policy's weights
+// with the uninterrupted run's.
+func killInARefit(t *testing.T, refit, sim, policy string) {
+	t.Helper()
 	if os.Getenv(recalKillEnv) != "" {
 		t.Skip("inside a child")
 	}
@@ -350,7 +363,7 @@ func TestRecalibrationKilledInARefitResumesIdentically(t *testing.T) {
 	copyRun(t, cut)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRecalKillChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), recalKillEnv+"="+cut)
+	cmd.Env = append(os.Environ(), recalKillEnv+"="+cut, recalKillStage+"="+refit)
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	err := cmd.Run()
@@ -358,17 +371,16 @@ func TestRecalibrationKilledInARefitResumesIdentically(t *testing.T) {
 	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("child: %v, want killed by SIGKILL\n%s", err, output.String())
 	}
-	refit := roundStage(0, 1) + "/refit"
 	if _, err := os.Stat(filepath.Join(cut, "stages", refit)); err == nil {
 		t.Fatal("the re-fit is marked done: the kill did not land in it")
 	}
-	if _, err := os.Stat(filepath.Join(cut, "stages", roundStage(0, 1), "human")); err != nil {
+	if _, err := os.Stat(filepath.Join(cut, "stages", filepath.Dir(refit), "human")); err != nil {
 		t.Fatal("the re-fit's human conversations are not done: the kill landed before the re-fit")
 	}
 	var st struct {
 		Step int `json:"step"`
 	}
-	state, err := os.ReadFile(filepath.Join(cut, "checkpoints", ArmRecalibrated, "rounds", "seed-0", "round-1", "sim", "last", "trainer_state.json"))
+	state, err := os.ReadFile(filepath.Join(cut, sim, "last", "trainer_state.json"))
 	if err != nil {
 		t.Fatalf("no re-fit checkpoint to resume from: %v", err)
 	}
@@ -381,8 +393,7 @@ func TestRecalibrationKilledInARefitResumesIdentically(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range []string{"summary.json", "summary-greedy.json", "recalibration.json", "report.md",
-		filepath.Join("checkpoints", ArmRecalibrated, "rounds", "seed-0", "round-1", "sim", "model.safetensors"),
-		filepath.Join("checkpoints", seedName(ArmRecalibrated, 0), "model.safetensors")} {
+		filepath.Join(sim, "model.safetensors"), filepath.Join(policy, "model.safetensors")} {
 		a, err := os.ReadFile(filepath.Join(want, file))
 		if err != nil {
 			t.Fatal(err)
@@ -392,7 +403,7 @@ func TestRecalibrationKilledInARefitResumesIdentically(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs between the uninterrupted run and the one killed in a re-fit", file)
+			t.Errorf("%s differs between the uninterrupted run and the one killed in %s", file, refit)
 		}
 	}
 }
