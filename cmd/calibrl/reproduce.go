@@ -50,6 +50,13 @@ nothing to a report, in a run folder:
              recalibration.json and a report section hold each round's
              sim-to-real gap before and after its re-fit, δ̄, NLL and the
              human conversations used
+  refit-control-interactive  with --recalibrate, its control: the base
+             policy plays as many human-proxy conversations as all the
+             re-fits get (same training problems and seeds), the simulator
+             is re-fitted once on them before RL (the re-fits' logs and
+             steps in total), then the full RL budget; the report pairs
+             recalibrated − control and puts each round's gap beside the
+             control's
   eval       the base and every arm and RL seed against the human proxy,
              held-out split, twice: sampled at the RL rollouts' temperature
              (the policy RL optimises: eval/, summary.json, the verdict)
@@ -196,7 +203,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.Float64SliceVar(&cfg.TuneGrid, "best-temperature", nil, "also evaluate each policy at its best temperature from this ascending grid (0: greedy), chosen on validation problems no verdict uses, e.g. 0,0.25,0.5,0.75,1 (a third verdict: summary-best.json)")
 	f.StringVar(&sliceName, "eval-slice", "test", "part of the test split every evaluation plays: test (the verdict's) or validation (for runs that choose settings; from problem 20000, users seeded apart)")
 	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
-	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration)")
+	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration) and its control, refit-control-interactive (one re-fit before RL on as many base-policy human conversations)")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
