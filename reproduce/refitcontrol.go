@@ -34,12 +34,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
-	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/sft"
-	"github.com/calibrl/calibrl/spec"
-	"github.com/calibrl/calibrl/train"
 )
 
 // controlStream is the control's draw of replayed logs (the rounds' are
@@ -92,17 +88,8 @@ func (r *run) controlStages(k int) []stage {
 // (roundHuman): the same users, another policy.
 func (r *run) controlPlay(k int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		policy, _, err := chatlm.Load(r.ckpt(ArmBase))
-		if err != nil {
-			return err
-		}
-		n := len(r.rounds()) - 1
-		start := r.cfg.Preset.LogEpisodes + k*n*r.cfg.Preset.Recalibration.HumanEpisodes
-		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
-		_, err = r.playHuman(ctx, agent, rollout.Config{Split: "train", Start: start, Instances: r.controlHuman(),
-			Seed: RLSeed(r.cfg.Seed, k) ^ humanSeed, MaxTurns: r.cfg.Preset.MaxTurns, AgentName: controlStage(k, "human"),
-			CountTokens: policy.CountTokens}, r.controlHumanFile(k))
-		return err
+		start := r.cfg.Preset.LogEpisodes + k*r.controlHuman()
+		return r.playTraining(ctx, r.ckpt(ArmBase), k, start, r.controlHuman(), controlStage(k, "human"), r.controlHumanFile(k))
 	}
 }
 
@@ -150,27 +137,10 @@ func (r *run) controlGap(k int, end bool) func(context.Context) error {
 }
 
 // controlRL trains the control's policy: the calibrated arm's config and
-// RL seed against the re-fitted simulator.
+// RL seed, from the base, against the re-fitted simulator.
 func (r *run) controlRL(k int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		policy, _, err := chatlm.Load(r.ckpt(ArmBase))
-		if err != nil {
-			return err
-		}
-		sim, err := spec.LearnedUser(r.t, r.controlSim(k))
-		if err != nil {
-			return err
-		}
-		human, err := r.t.User("human")
-		if err != nil {
-			return err
-		}
-		out := r.armCkpt(ArmRefitControl, k)
-		res, err := train.GRPO(ctx, policy, r.t, sim, human, r.rlConfig(k), out, r.metricsLog(controlStage(k, "rl")))
-		if err == nil {
-			r.trained(out, res)
-		}
-		return err
+		return r.grpoAgainst(ctx, r.ckpt(ArmBase), r.controlSim(k), r.rlConfig(k), r.armCkpt(ArmRefitControl, k), controlStage(k, "rl"))
 	}
 }
 
