@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -177,4 +178,18 @@ func TestRefitControlMatchesTheRecalibratedData(t *testing.T) {
 func TestRefitControlKilledInItsRefitResumesIdentically(t *testing.T) {
 	killInARefit(t, controlStage(0, "refit"), filepath.Join("checkpoints", ArmRefitControl, "sim", "seed-0"),
 		filepath.Join("checkpoints", seedName(ArmRefitControl, 0)))
+}
+
+// A recalibration of one round has no re-fit: its control would be the
+// calibrated arm again, so the run refuses it before training anything.
+func TestRefitControlWantsARefit(t *testing.T) {
+	cfg := recalConfig(t)
+	cfg.Out = filepath.Join(t.TempDir(), "run")
+	cfg.Preset.Recalibration.Rounds = 1
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "want at least 2 rounds") {
+		t.Errorf("one round: %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "logs.jsonl")); err == nil {
+		t.Error("the refused run collected logs")
+	}
 }

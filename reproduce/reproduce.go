@@ -211,6 +211,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		if err := cfg.Preset.Recalibration.Validate(cfg.Preset.RL.Iterations); err != nil {
 			return nil, fmt.Errorf("reproduce: %w", err)
 		}
+		if n := cfg.Preset.Recalibration.Rounds; n < 2 {
+			return nil, fmt.Errorf("reproduce: recalibration in %d round has no re-fit, so its control (%s) has nothing to match: want at least 2 rounds", n, ArmRefitControl)
+		}
 	}
 	// Stages in one group run side by side (runStages); the groups run in
 	// order, each reading only what earlier ones wrote.
