@@ -242,6 +242,18 @@ func Bgemm(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32
 	bgemmWith(kern, Workers(), m, alpha, a, lda, pb, beta, c, ldc, nil, nil)
 }
 
+// BgemmTA is Bgemm with A transposed: C = alpha·bf16(A)ᵀ·op(B) + beta·C,
+// A k×m row-major with leading dimension lda. It is the weight gradient's
+// product, dW = xᵀ·dy, whose sum runs over the rows (tokens) of x and dy:
+// the bits are those of Bgemm on Aᵀ stored row-major.
+func BgemmTA(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	kern := activeBF16
+	if hasAMX {
+		kern = nil
+	}
+	bgemmRun(kern, Workers(), true, m, alpha, a, lda, pb, beta, c, ldc, nil, nil)
+}
+
 // BgemmBias sets C = bf16(A)·op(B) + bias + resid: bias (n long, added to
 // every row) and resid (m×n with leading dimension ldc) may each be nil.
 // The bits are those of setting C to resid + bias (in that order) and
@@ -293,11 +305,20 @@ func initRows(c []float32, ldc int, bias, resid []float32, i0, i1, j0, j1 int) {
 // bias and resid, when either is given (alpha and beta then 1), set C to
 // resid + bias before the product is added (BgemmBias).
 func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int, bias, resid []float32) {
+	bgemmRun(kern, workers, false, m, alpha, a, lda, pb, beta, c, ldc, bias, resid)
+}
+
+// bgemmRun is bgemmWith with op(A) = Aᵀ (A k×m) when transA.
+func bgemmRun(kern bfKernel, workers int, transA bool, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int, bias, resid []float32) {
 	k, n := pb.k, pb.n
 	if m < 0 {
 		panic(fmt.Sprintf("gemm: Bgemm: negative m=%d", m))
 	}
-	checkMat("a", a, m, k, lda)
+	if transA {
+		checkMat("a", a, k, m, lda)
+	} else {
+		checkMat("a", a, m, k, lda)
+	}
 	checkMat("c", c, m, n, ldc)
 	if m == 0 || n == 0 {
 		return
@@ -325,11 +346,13 @@ func bgemmWith(kern bfKernel, workers, m int, alpha float32, a []float32, lda in
 		*bufp = make([]uint32, rowsA*kp)
 	}
 	ap := (*bufp)[:rowsA*kp]
-	ah := unsafe.Slice((*uint16)(unsafe.Pointer(&ap[0])), 2*len(ap))
-	for i := 0; i < m; i++ {
-		cvtBF16(ah[2*i*kp:2*i*kp+k], a[i*lda:i*lda+k])
-		if k%2 == 1 {
-			ah[2*i*kp+k] = 0
+	if transA {
+		packAT(ap, kp, m, k, a, lda)
+	} else {
+		ah := unsafe.Slice((*uint16)(unsafe.Pointer(&ap[0])), 2*len(ap))
+		for i := 0; i < m; i++ {
+			cvtBF16(ah[2*i*kp:2*i*kp+k], a[i*lda:i*lda+k])
+			clear(ah[2*i*kp+k : 2*(i+1)*kp]) // the odd k's pad and the pairs past k
 		}
 	}
 	clear(ap[m*kp:])
@@ -496,4 +519,30 @@ func BF16KernelName() string {
 		return "avx512bf16-8x32"
 	}
 	return "go-bf16"
+}
+
+// packAT sets rows [0,m) of ap (kp pairs a row) to the bf16 pairs of Aᵀ,
+// A k×m row-major with leading dimension lda, zero past k. It rounds 2·bfKP
+// rows of A at a time (whole rows, with the vector conversion) and then
+// writes each row of Aᵀ's bfKP pairs, one cache line, so neither side is
+// read or written with a stride.
+func packAT(ap []uint32, kp, m, k int, a []float32, lda int) {
+	const rows = 2 * bfKP
+	buf := make([]uint16, rows*m)
+	for p0 := 0; p0 < kp; p0 += bfKP {
+		for r := 0; r < rows; r++ {
+			dst := buf[r*m : (r+1)*m]
+			if kk := 2*p0 + r; kk < k {
+				cvtBF16(dst, a[kk*lda:kk*lda+m])
+			} else {
+				clear(dst)
+			}
+		}
+		for i := 0; i < m; i++ {
+			out := ap[i*kp+p0 : i*kp+p0+bfKP]
+			for q := range out {
+				out[q] = uint32(buf[2*q*m+i]) | uint32(buf[(2*q+1)*m+i])<<16
+			}
+		}
+	}
 }

@@ -338,3 +338,72 @@ func TestBgemmBiasIsInitThenBgemm(t *testing.T) {
 		}
 	}
 }
+
+// TestBgemmTAIsBgemmOfTranspose: the transposed-A product (the weight
+// gradient's xᵀ·dy) gives, on every engine and worker count, the bits of
+// Bgemm on Aᵀ copied out row-major, including A with a leading dimension
+// wider than m, k not a multiple of the 32-row pack block and odd k; on
+// the Go and AVX512_BF16 kernels that is BgemmNaive's bits as well.
+func TestBgemmTAIsBgemmOfTranspose(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	shapes := append([]bfCase{{false, 70, 96, 1000, 1, 1}, {false, 33, 40, 31, 1, 0}, {false, 64, 64, 2049, 1, 1}}, bfShapes...)
+	for _, c := range shapes {
+		_, b, c0, ldb := c.operands(r)
+		lda := c.m + 3
+		a := randMat(r, c.k*lda) // A is k×m with leading dimension lda
+		at := make([]float32, c.m*c.k)
+		for p := 0; p < c.k; p++ {
+			for i := 0; i < c.m; i++ {
+				at[i*c.k+p] = a[p*lda+i]
+			}
+		}
+		var pb PackedB
+		pb.Pack(c.transB, c.k, c.n, b, ldb)
+		for name, kern := range bfEngines() {
+			want := append([]float32(nil), c0...)
+			bgemmWith(kern, 1, c.m, c.alpha, at, c.k, &pb, c.beta, want, c.n, nil, nil)
+			if kern != nil {
+				naive := append([]float32(nil), c0...)
+				BgemmNaive(c.transB, c.m, c.n, c.k, c.alpha, at, c.k, b, ldb, c.beta, naive, c.n)
+				if !slices.Equal(bitsOf(naive), bitsOf(want)) {
+					t.Fatalf("%s %+v: Bgemm on Aᵀ differs from BgemmNaive", name, c)
+				}
+			}
+			for _, w := range []int{1, 2, 3} {
+				got := append([]float32(nil), c0...)
+				bgemmRun(kern, w, true, c.m, c.alpha, a, lda, &pb, c.beta, got, c.n, nil, nil)
+				for i := range got {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s %+v workers %d: c[%d] = %v, Bgemm on Aᵀ %v", name, c, w, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+	// The exported entry point, on the engine this CPU runs.
+	c := bfCase{false, 48, 80, 300, 1, 1}
+	_, b, c0, _ := c.operands(r)
+	a := randMat(r, c.k*c.m)
+	at := make([]float32, c.m*c.k)
+	for p := 0; p < c.k; p++ {
+		for i := 0; i < c.m; i++ {
+			at[i*c.k+p] = a[p*c.m+i]
+		}
+	}
+	var pb PackedB
+	pb.Pack(false, c.k, c.n, b, c.n)
+	want, got := append([]float32(nil), c0...), append([]float32(nil), c0...)
+	Bgemm(c.m, 1, at, c.k, &pb, 1, want, c.n)
+	BgemmTA(c.m, 1, a, c.m, &pb, 1, got, c.n)
+	if !slices.Equal(bitsOf(got), bitsOf(want)) {
+		t.Fatal("BgemmTA differs from Bgemm on Aᵀ")
+	}
+}
+
+func bitsOf(x []float32) []uint32 {
+	u := make([]uint32, len(x))
+	for i, f := range x {
+		u[i] = math.Float32bits(f)
+	}
+	return u
+}
