@@ -92,7 +92,7 @@ func TestMatmulGrad(t *testing.T) {
 	}
 	loss()
 	dx, dw, db := make([]float32, N*IC), make([]float32, IC*OC), make([]float32, OC)
-	matmulBackward(2, dx, dw, db, r, x, w, nil, N, IC, OC, false, make([]float32, reduceChunks*OC))
+	matmulBackward(2, dx, dw, db, r, x, w, nil, nil, N, IC, OC, false, make([]float32, reduceChunks*OC))
 	checkGrad(t, "matmul dx", x, dx, loss)
 	checkGrad(t, "matmul dw", w, dw, loss)
 	checkGrad(t, "matmul db", b, db, loss)

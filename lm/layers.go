@@ -114,21 +114,32 @@ func matmulInit(workers int, out, b, resid []float32, N, OC int) {
 // matmulBackward: dx[N,IC] = dout·wᵀ (overwritten, or added when
 // accumulateDx), dw[IC,OC] += xᵀ·dout, db[OC] += Σ_rows dout. db may be nil.
 // scratch needs reduceChunks·OC floats. wT, when not nil, is w packed
-// transposed in bf16: dx is then computed in bf16 (dw stays fp32).
-func matmulBackward(workers int, dx, dw, db, dout, x, w []float32, wT *gemm.PackedB, N, IC, OC int, accumulateDx bool, scratch []float32) {
+// transposed in bf16: both products then run in bf16 with fp32
+// accumulation, dw's with dout packed into dyPack (its memory reused).
+func matmulBackward(workers int, dx, dw, db, dout, x, w []float32, wT, dyPack *gemm.PackedB, N, IC, OC int, accumulateDx bool, scratch []float32) {
 	beta := float32(0)
 	if accumulateDx {
 		beta = 1
 	}
 	if wT != nil {
 		gemm.Bgemm(N, 1, dout, OC, wT, beta, dx, IC)
+		weightGradBF16(dw, x, dout, dyPack, N, IC, OC)
 	} else {
 		gemm.Sgemm(false, true, N, IC, OC, 1, dout, OC, w, OC, beta, dx, IC)
+		gemm.Sgemm(true, false, IC, OC, N, 1, x, IC, dout, OC, 1, dw, OC)
 	}
-	gemm.Sgemm(true, false, IC, OC, N, 1, x, IC, dout, OC, 1, dw, OC)
 	if db != nil {
 		columnSum(workers, db, dout, N, OC, scratch)
 	}
+}
+
+// weightGradBF16 is dw[IC,OC] += xᵀ·dout in bf16 with fp32 accumulation:
+// dout [N,OC] is rounded and packed into dyPack as the product's B, x
+// [N,IC] is read transposed as its A (gemm.BgemmTA), the sum running over
+// the N rows. dw itself (the gradient the optimizer reads) stays fp32.
+func weightGradBF16(dw, x, dout []float32, dyPack *gemm.PackedB, N, IC, OC int) {
+	dyPack.Pack(false, N, OC, dout, OC)
+	gemm.BgemmTA(IC, 1, x, IC, dyPack, 1, dw, OC)
 }
 
 // GELU, tanh approximation (GPT-2's gelu_new):

@@ -262,12 +262,14 @@ func (m *Model) Backward(dlogp []float32) error {
 	})
 	dres, dtmp := a.dres, a.dtmp
 	// In bf16 the input gradients dx = dy·Wᵀ run on the weights packed
-	// transposed; the weight gradients stay fp32.
+	// transposed, and the weight gradients dW = xᵀ·dy on dy packed as
+	// each product reaches it (pw.dy); the gradients themselves are fp32.
 	pw := &unpacked
 	if m.bf16 != nil {
 		m.bf16.packT(m)
 		pw = m.bf16
 	}
+	dy := &pw.dy
 	wT := func(ps []gemm.PackedB, l int) *gemm.PackedB {
 		if m.bf16 == nil {
 			return nil
@@ -277,10 +279,11 @@ func (m *Model) Backward(dlogp []float32) error {
 	// dlnf = dlogits·LMHead; dLMHead += dlogitsᵀ·lnf
 	if m.bf16 != nil {
 		gemm.Bgemm(N, 1, dlogits, V, &pw.lmHeadT, 0, dtmp, C)
+		weightGradBF16(g.LMHead, dlogits, a.lnf, &pw.dy, N, V, C)
 	} else {
 		gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
+		gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
 	}
-	gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
 	clear(dres[:N*C])
 	layernormBackward(W, dres, g.LNFW, g.LNFB, dtmp, m.layerInput(cfg.Layers), p.LNFW, a.lnfMean, a.lnfRstd, N, C, a.reduce)
 
@@ -288,14 +291,14 @@ func (m *Model) Backward(dlogp []float32) error {
 		lp, lg, la := p.Layer(l), g.Layer(l), &a.layers[l]
 		x := m.layerInput(l)
 		// res3 = res2 + fcproj(gelu(fc(ln2(res2)))); dres holds ∂res3.
-		matmulBackward(W, a.dfc, lg.FCProjW, lg.FCProjB, dres, la.fchGelu, lp.FCProjW, wT(pw.fcProjT, l), N, H, C, false, a.reduce)
+		matmulBackward(W, a.dfc, lg.FCProjW, lg.FCProjB, dres, la.fchGelu, lp.FCProjW, wT(pw.fcProjT, l), dy, N, H, C, false, a.reduce)
 		geluBackward(W, a.dfc, a.dfc, la.fch, la.fchTanh, N*H)
-		matmulBackward(W, dtmp, lg.FCW, lg.FCB, a.dfc, la.ln2, lp.FCW, wT(pw.fcT, l), N, C, H, false, a.reduce)
+		matmulBackward(W, dtmp, lg.FCW, lg.FCB, a.dfc, la.ln2, lp.FCW, wT(pw.fcT, l), dy, N, C, H, false, a.reduce)
 		layernormBackward(W, dres, lg.LN2W, lg.LN2B, dtmp, la.res2, lp.LN2W, la.ln2Mean, la.ln2Rstd, N, C, a.reduce)
 		// res2 = x + attproj(attn(qkv(ln1(x)))); dres now holds ∂res2.
-		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, wT(pw.attProjT, l), N, C, C, false, a.reduce)
+		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, wT(pw.attProjT, l), dy, N, C, C, false, a.reduce)
 		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, B, T, C, NH, a.attScratch)
-		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, wT(pw.qkvT, l), N, C, 3*C, false, a.reduce)
+		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, wT(pw.qkvT, l), dy, N, C, 3*C, false, a.reduce)
 		layernormBackward(W, dres, lg.LN1W, lg.LN1B, dtmp, x, lp.LN1W, la.ln1Mean, la.ln1Rstd, N, C, a.reduce)
 	}
 	encoderBackward(g.WTE, g.WPE, dres, m.tokens, m.pos, N, C)

@@ -16,11 +16,13 @@ import (
 // the weights and the activations to bfloat16 and accumulate in fp32
 // (gemm.Bgemm), on CPUs with AMX-BF16 several times the fp32 rate. That
 // covers sampling, Forward (log-probs, the loss), and Backward's input
-// gradients dx = dy·Wᵀ. Everything else stays fp32: the weights
+// gradients dx = dy·Wᵀ and weight gradients dW += xᵀ·dy (gemm.BgemmTA,
+// the sum over tokens accumulated in fp32 onto the fp32 gradient, as
+// autocast training runs it). Everything else stays fp32: the weights
 // themselves (master copies; packed to bf16 once per Sample, Forward and
-// Backward call, as the optimizer may have changed them), the weight
-// gradients dW = xᵀ·dy, the optimizer state and step, layer norms,
-// attention, softmax, the loss. The sampler's KV cache is the one
+// Backward call, as the optimizer may have changed them), the gradients
+// as stored, the optimizer state and step, layer norms, attention,
+// softmax, the loss. The sampler's KV cache is the one
 // exception among activations: it is stored in bf16 (half the bytes,
 // which decoding reads at every step) and widened exactly to fp32 as
 // attention reads it (attendRowBF16), so a cached key or value is the one
@@ -88,6 +90,9 @@ type packedWeights struct {
 	lmHead                       gemm.PackedB
 	qkvT, attProjT, fcT, fcProjT []gemm.PackedB
 	lmHeadT                      gemm.PackedB
+	// dy is Backward's scratch: the upstream gradient of the product
+	// whose weight gradient is being taken, packed as BgemmTA's B.
+	dy gemm.PackedB
 }
 
 // pack rounds m's current weights into pw, reusing its memory. It runs

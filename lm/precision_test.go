@@ -192,3 +192,54 @@ func TestSampleBF16IndependentOfBatch(t *testing.T) {
 		t.Fatalf("alone %+v, in a batch of 40 %+v", alone[0], batch[17])
 	}
 }
+
+// TestWeightGradBF16: in bf16, matmulBackward's weight gradient dw += xᵀ·dy
+// runs in bf16 with fp32 accumulation, at the quick model's shapes (N =
+// 256 tokens, the sum's length). Each element is bounded, against the
+// float64 sum of the unrounded operands, by
+//
+//	(2u + u² + (N+2)·2⁻²⁴)·Σ_n |x_n·dy_n| + 2⁻²⁴·|dw₀|,   u = 2⁻⁸,
+//
+// u being bf16's unit roundoff (8 significant bits, round to nearest):
+// rounding x and dy costs each product at most 2u + u² of itself, and
+// the N fp32 sums and the final add onto dw₀ at most 2⁻²⁴ of the running
+// magnitude each. The mean error relative to Σ|x·dy| must also be far
+// above fp32's 2⁻²⁴ (the bf16 product really runs: the fp32 product's is
+// about 2⁻²⁴·√N ≈ 2⁻²⁰) and the worst element well inside the bound.
+func TestWeightGradBF16(t *testing.T) {
+	if !gemm.HasBF16() {
+		t.Skip("no bf16 instructions on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, s := range [][3]int{{256, 128, 384}, {256, 512, 128}, {37, 20, 9}} {
+		N, IC, OC := s[0], s[1], s[2]
+		x, dy, w := randVec(rng, N*IC, 1), randVec(rng, N*OC, 1), randVec(rng, IC*OC, 1)
+		dw0 := randVec(rng, IC*OC, 1) // gradients accumulate across calls
+		var wT, dyPack gemm.PackedB
+		wT.Pack(true, OC, IC, w, OC)
+		dx, dw := make([]float32, N*IC), append([]float32(nil), dw0...)
+		matmulBackward(2, dx, dw, nil, dy, x, w, &wT, &dyPack, N, IC, OC, false, nil)
+		const u = 1.0 / 256
+		var worst, sumRel float64
+		for i := 0; i < IC; i++ {
+			for j := 0; j < OC; j++ {
+				exact, mag := float64(dw0[i*OC+j]), 0.0
+				for n := 0; n < N; n++ {
+					p := float64(x[n*IC+i]) * float64(dy[n*OC+j])
+					exact, mag = exact+p, mag+math.Abs(p)
+				}
+				bound := (2*u+u*u+float64(N+2)*0x1p-24)*mag + 0x1p-24*math.Abs(float64(dw0[i*OC+j]))
+				e := math.Abs(float64(dw[i*OC+j]) - exact)
+				if e > bound {
+					t.Fatalf("N %d IC %d OC %d: dw[%d,%d] = %v, exact %v: error %.3g > bound %.3g", N, IC, OC, i, j, dw[i*OC+j], exact, e, bound)
+				}
+				worst, sumRel = max(worst, e/bound), sumRel+e/mag
+			}
+		}
+		mean := sumRel / float64(IC*OC)
+		t.Logf("N %d IC %d OC %d: mean error %.3g of Σ|x·dy|, worst %.2f of the bound", N, IC, OC, mean, worst)
+		if mean < 0x1p-17 || worst > 0.5 {
+			t.Errorf("N %d IC %d OC %d: mean relative error %.3g (want > 2⁻¹⁷: bf16 rounding), worst %.2f of the bound (want ≤ 0.5)", N, IC, OC, mean, worst)
+		}
+	}
+}
