@@ -175,8 +175,13 @@ func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 		} else {
 			clear(hi)
 		}
-		for j := 0; j < n; j++ {
-			pb.data[(j/bfNR*kp+p)*bfNR+j%bfNR] = uint32(lo[j]) | uint32(hi[j])<<16
+		// Panel by panel: 32 consecutive words each, no division an element.
+		for j0 := 0; j0 < n; j0 += bfNR {
+			out := pb.data[(j0/bfNR*kp+p)*bfNR:][:min(bfNR, n-j0)]
+			l, h := lo[j0:j0+len(out)], hi[j0:j0+len(out)]
+			for j := range out {
+				out[j] = uint32(l[j]) | uint32(h[j])<<16
+			}
 		}
 	}
 }
