@@ -3,9 +3,10 @@ package mathchat
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -31,14 +32,8 @@ const vagueRate = 0.35
 // vagueAsks are questions too unclear to be about any one fact.
 var vagueAsks = []string{"Can you tell me more about the problem?", "What are the numbers?", "Could you explain that again?", "How many?", "What do you mean?"}
 
-func profileNames() []string {
-	var out []string
-	for p := range profiles {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+// profileNames lists the profiles in order.
+func profileNames() []string { return slices.Sorted(maps.Keys(profiles)) }
 
 // Scripted is a scripted reference agent. Its conversations with the
 // human proxy are the logged "human interaction data" later stages learn

@@ -3,9 +3,10 @@ package support
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -22,14 +23,8 @@ var profiles = map[string]string{
 	"seeker":    "asks the user to spell the change out and runs the calls it is given; otherwise guesses like hasty",
 }
 
-func profileNames() []string {
-	var out []string
-	for p := range profiles {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+// profileNames lists the profiles in order.
+func profileNames() []string { return slices.Sorted(maps.Keys(profiles)) }
 
 // scripted is a scripted reference agent. Its conversations with the
 // human proxy are the logged data later stages learn from, so its
