@@ -18,12 +18,13 @@ import (
 const ArmFilteredBC = "filtered-bc"
 
 // trainedArms are the arms trained from the base once per RL seed: the RL
-// arms, then filtered BC when the run trains it.
+// arms (each static reward's), then filtered BC when the run trains it.
 func (r *run) trainedArms() []string {
+	arms := r.withStaticArms(rlArms)
 	if !r.cfg.FilteredBC {
-		return rlArms
+		return arms
 	}
-	return append(slices.Clone(rlArms), ArmFilteredBC)
+	return append(slices.Clone(arms), ArmFilteredBC)
 }
 
 // filteredBC fine-tunes the base on the solved logged conversations.

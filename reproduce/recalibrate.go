@@ -72,10 +72,11 @@ const (
 	humanSeed = 0x68756d616e
 )
 
-// arms are the run's arms in report order: Arms, then the filtered-BC
-// arm and the recalibrated arm with its control when the run trains them.
+// arms are the run's arms in report order: Arms with each static reward's
+// arm, then the filtered-BC arm and the recalibrated arm with its control
+// when the run trains them.
 func (r *run) arms() []string {
-	arms := Arms
+	arms := r.withStaticArms(Arms)
 	if r.cfg.FilteredBC {
 		arms = append(slices.Clone(arms), ArmFilteredBC)
 	}

@@ -83,7 +83,9 @@ const (
 // Arms lists every arm in report order.
 var Arms = []string{ArmBase, ArmStatic, ArmNaive, ArmCalibrated, ArmOracle}
 
-// rlArms are the arms trained with RL, once per RL seed.
+// rlArms are the arms trained with RL, once per RL seed, in a run with one
+// static reward; withStaticArms puts each static reward's arm in ArmStatic's
+// place.
 var rlArms = Arms[1:]
 
 // RLSeed is the RL seed of seed index k in a run seeded with seed. Index 0
@@ -158,13 +160,17 @@ type Config struct {
 	// the base fine-tuned on the logs' solved conversations, the cheap
 	// alternative to RL a user would try first.
 	FilteredBC bool
-	// StaticReward is how the static arm scores a candidate
-	// (train.StaticConfig.Reward; default outcome), and StaticFill its
-	// FillRounds (default 0): static context RL's own settings, so that it
-	// can be run with as many informative groups as the interactive arms
-	// train on, and with the continuation reward that trains asking turns.
-	StaticReward string
-	StaticFill   int
+	// StaticRewards are how static context RL scores a candidate
+	// (train.StaticConfig.Reward; default outcome alone), one static arm
+	// each (staticArms: ArmStatic for the first in the order outcome,
+	// continuation, behaviour, ArmStatic-REWARD for each other, so
+	// outcome and continuation train ArmStatic and
+	// ArmStaticContinuation), and StaticFill their FillRounds (default 0):
+	// static context RL's own settings, so that it can be run with as many
+	// informative groups as the interactive arms train on, and with the
+	// continuation reward that trains asking turns beside the outcome one.
+	StaticRewards []string
+	StaticFill    int
 	// StaticPrompts, when positive, is the static arm's prompts (groups)
 	// per iteration in place of the preset's InstancesPerStep. Filling
 	// alone cannot match the interactive arms' gradient: it stops at
@@ -197,6 +203,9 @@ const MaxRLSeeds = 100
 func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if cfg.Preset.RLSeeds > MaxRLSeeds {
 		return nil, fmt.Errorf("reproduce: %d RL seeds, the limit is %d", cfg.Preset.RLSeeds, MaxRLSeeds)
+	}
+	if err := CheckStaticRewards(cfg.StaticRewards); err != nil {
+		return nil, fmt.Errorf("reproduce: %w", err)
 	}
 	r, err := openRun(cfg)
 	if err != nil {
@@ -251,8 +260,11 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if err := checkTuneGrid(cfg.TuneGrid); err != nil {
 		return nil, err
 	}
-	if err := r.staticConfig(r.rlConfig(0)).Validate(); err != nil {
-		return nil, fmt.Errorf("reproduce: the static arm: %w", err)
+	for _, arm := range r.staticArms() {
+		reward, _ := r.staticReward(arm)
+		if err := r.staticConfig(r.rlConfig(0), reward).Validate(); err != nil {
+			return nil, fmt.Errorf("reproduce: the %s arm: %w", arm, err)
+		}
 	}
 	if len(cfg.TuneGrid) > 0 && cfg.Recalibrate {
 		return nil, errors.New("reproduce: the best-temperature decoding does not tune the recalibrated arm yet: run --recalibrate without it")
@@ -388,12 +400,14 @@ func (r *run) manifest() error {
 			return fmt.Errorf("reproduce: %s was started with the temperature grid %v, not %v: use another --out", r.cfg.Out, c["tune_grid"], r.cfg.TuneGrid)
 		}
 		if ok {
-			oldReward, _ := c["static_reward"].(string)
+			// A folder from before several static rewards holds one
+			// reward here, or none for the outcome.
+			oldRewards, _ := c["static_reward"].(string)
 			oldFill, _ := c["static_fill"].(float64)
-			sc := r.staticConfig(train.RLConfig{})
-			if cmp.Or(oldReward, train.StaticOutcome) != sc.Reward || int(oldFill) != sc.FillRounds {
+			rewards := r.staticRewardsName()
+			if cmp.Or(oldRewards, train.StaticOutcome) != rewards || int(oldFill) != r.cfg.StaticFill {
 				return fmt.Errorf("reproduce: %s was started with static reward %s and fill %d, not %s and %d: use another --out",
-					r.cfg.Out, cmp.Or(oldReward, train.StaticOutcome), int(oldFill), sc.Reward, sc.FillRounds)
+					r.cfg.Out, cmp.Or(oldRewards, train.StaticOutcome), int(oldFill), rewards, r.cfg.StaticFill)
 			}
 			if oldPrompts, _ := c["static_prompts"].(float64); int(oldPrompts) != r.cfg.StaticPrompts {
 				return fmt.Errorf("reproduce: %s was started with %d static prompts per iteration, not %d (0: the preset's): use another --out",
@@ -422,8 +436,8 @@ func (r *run) manifest() error {
 	if r.slice() != eval.TestSlice {
 		config["eval_slice"] = r.slice().Name // the test slice, as before slices, goes unsaid
 	}
-	if sc := r.staticConfig(train.RLConfig{}); sc.Reward != train.StaticOutcome || sc.FillRounds != 0 {
-		config["static_reward"], config["static_fill"] = sc.Reward, sc.FillRounds // the defaults, as before, go unsaid
+	if rewards := r.staticRewardsName(); rewards != train.StaticOutcome || r.cfg.StaticFill != 0 {
+		config["static_reward"], config["static_fill"] = rewards, r.cfg.StaticFill // the defaults, as before, go unsaid
 	}
 	if r.cfg.StaticPrompts > 0 {
 		config["static_prompts"] = r.cfg.StaticPrompts

@@ -13,7 +13,7 @@ import (
 // others; a bad one is refused before anything trains.
 func TestStaticArmSettings(t *testing.T) {
 	cfg := tinyConfig(t)
-	cfg.Out, cfg.StaticReward, cfg.StaticFill, cfg.StaticPrompts = t.TempDir(), "continuation", 3, 3
+	cfg.Out, cfg.StaticRewards, cfg.StaticFill, cfg.StaticPrompts = t.TempDir(), []string{"continuation"}, 3, 3
 	cfg.Preset.RLSeeds = 1
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestStaticArmSettings(t *testing.T) {
 		t.Errorf("resumed with other static settings: %v", err)
 	}
 	bad := tinyConfig(t)
-	bad.Out, bad.StaticReward = t.TempDir(), "acceptance"
+	bad.Out, bad.StaticRewards = t.TempDir(), []string{"acceptance"}
 	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), `static reward "acceptance"`) {
 		t.Errorf("an unknown static reward: %v", err)
 	}

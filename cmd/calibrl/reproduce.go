@@ -39,7 +39,12 @@ nothing to a report, in a run folder:
   sim        the calibrated user simulator, fitted to the logs' user turns
              with the oracle context (Phase I)
   static     static context RL: GRPO on single turns of logged histories,
-             completed by the logging agent against the calibrated simulator
+             each candidate scored by --static-reward (outcome: the task's
+             verdict on the turn; continuation: the turn continued by the
+             base against the calibrated simulator)
+  static-continuation  with --static-reward outcome,continuation: the same
+             with the continuation reward, beside static (outcome) in every
+             table, with the claim calibrated > static-continuation
   naive-interactive       GRPO over whole conversations with the naive simulator
   calibrated-interactive  the same with the calibrated simulator (Phase II)
   oracle-interactive      the same with the human proxy itself (upper reference)
@@ -144,6 +149,9 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			}
 			cfg.Preset = p
 			cfg.Profiles = spec.Agents(profiles)
+			if err := reproduce.CheckStaticRewards(cfg.StaticRewards); err != nil {
+				return fmt.Errorf("--static-reward: %w", err)
+			}
 			if cfg.EvalSlice, err = eval.SliceNamed(sliceName); err != nil {
 				return fmt.Errorf("--eval-slice: %w", err)
 			}
@@ -197,7 +205,7 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
 	f.BoolVar(&cfg.FilteredBC, "filtered-bc", false, "also train the filtered behaviour-cloning arm: the base fine-tuned on the logs' solved conversations (the cheap alternative to RL), per RL seed, beside the others in every table")
-	f.StringVar(&cfg.StaticReward, "static-reward", "outcome", "how the static arm scores a candidate: outcome (the task's verdict on the turn) or continuation (the turn continued by the base against the simulator, which also trains asking turns)")
+	f.StringSliceVar(&cfg.StaticRewards, "static-reward", []string{"outcome"}, "how static context RL scores a candidate, one static arm per reward: outcome (the task's verdict on the turn) or continuation (the turn continued by the base against the simulator, which also trains asking turns); outcome,continuation trains both, static (outcome) and static-continuation, side by side in every table (a run folder keeps the rewards it was started with)")
 	f.IntVar(&cfg.StaticFill, "static-fill", 0, "the static arm draws up to this many rounds of prompts per iteration until it holds as many informative groups (rewards not all equal) as prompts, and trains on those (0: one round); with --static-prompts it can match the interactive arms' gradient tokens (train/grad_tokens)")
 	f.IntVar(&cfg.StaticPrompts, "static-prompts", 0, "the static arm's prompts (groups) per iteration (0: the preset's problems per iteration); a static candidate is one turn, an interactive sample a whole conversation, so matching gradient tokens takes about twice the prompts with --static-fill")
 	f.Float64SliceVar(&cfg.TuneGrid, "best-temperature", nil, "also evaluate each policy at its best temperature from this ascending grid (0: greedy), chosen on validation problems no verdict uses, e.g. 0,0.25,0.5,0.75,1 (a third verdict: summary-best.json)")
