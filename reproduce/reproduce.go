@@ -13,7 +13,9 @@
 //     calibrated simulator, Phase II) and oracle interactive (GRPO against
 //     the human proxy itself: the privileged upper reference); each arm is
 //     trained once per RL seed (Preset.RLSeeds, seed k from RLSeed), into
-//     checkpoints/ARM/seed-K; with Config.Recalibrate also recalibrated
+//     checkpoints/ARM/seed-K; with Config.StaticRewards outcome and
+//     continuation, static context RL once per reward (static and
+//     static-continuation, arms.go); with Config.Recalibrate also recalibrated
 //     interactive (recalibrate.go: the calibrated arm's budget in rounds,
 //     the simulator re-fitted between them on the policy's conversations
 //     with the human proxy);

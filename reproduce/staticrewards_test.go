@@ -99,17 +99,18 @@ func TestBothStaticRewards(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| calibrated-interactive > static-continuation | 91.5 > not reported |", // the verdicts
-		"| static-continuation | 1 | ",                                           // the seeds' table
-		"| static-continuation | 0 | ",                                           // the diagnostics
+		"| static-continuation | 0 | 3 | ",                                       // the seeds' table: seed 0 is RL seed 3
+		"| answers before all facts |",                                           // the premature-answer rate, per arm
 	} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("report.md lacks %q", want)
 		}
 	}
-	// Every table with a row per arm: the arms' figures, the failure
-	// classes (premature answers among them) per decoding, the gaps.
-	if n := strings.Count(string(md), "\n| static-continuation | "); n < 5 {
-		t.Errorf("report.md has %d rows of static-continuation", n)
+	// A row in every table with one per arm or seed: the arms' figures
+	// (1), the seeds' (2), the failure classes at each decoding (2), the
+	// sim-to-real gaps (1), the training diagnostics (2).
+	if n := strings.Count(string(md), "\n| static-continuation | "); n != 8 {
+		t.Errorf("report.md has %d rows of static-continuation, want 8", n)
 	}
 	html, err := os.ReadFile(filepath.Join(cfg.Out, "report.html"))
 	if err != nil {

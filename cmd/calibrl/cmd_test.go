@@ -73,6 +73,8 @@ func TestBadInputIsAOneLineError(t *testing.T) {
 		{"malformed logs", []string{"train-sim", "--logs", bad, "--out", filepath.Join(dir, "sim"), "--preset", "tiny"}, bad + `:1: field "task": missing`},
 		{"missing checkpoint", []string{"eval", "--agent", "lm:" + filepath.Join(dir, "nope"), "-n", "1"}, "nope"},
 		{"unknown preset", []string{"reproduce", "--preset", "huge", "--out", filepath.Join(dir, "r")}, `unknown preset "huge"`},
+		{"unknown static reward", []string{"reproduce", "--preset", "tiny", "--static-reward", "outcome,acceptance", "--out", filepath.Join(dir, "r")}, `--static-reward: static reward "acceptance", want outcome, continuation, behaviour`},
+		{"static reward twice", []string{"reproduce", "--preset", "tiny", "--static-reward", "continuation,outcome,continuation", "--out", filepath.Join(dir, "r")}, "--static-reward: static reward continuation given twice"},
 		{"unknown precision", []string{"eval", "--precision", "fp16", "-n", "1"}, `--precision: precision "fp16": want fp32 or bf16`},
 	}
 	for _, c := range cases {
