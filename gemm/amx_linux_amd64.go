@@ -9,7 +9,7 @@ import (
 )
 
 //go:noescape
-func amx32x32(kt int, a *uint32, lda int, b *uint32, np int, out *float32, ldo int, cfg *byte)
+func amx32x32(kt int, a *uint32, lda int, b *uint32, np int, out *float32, ldo int, cfg *byte, load int)
 
 // hasAMX: the CPU has AMX-BF16 and Linux lets this process use the tile
 // data state (arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA, asked once at
@@ -34,11 +34,17 @@ var amxConfig = func() *[64]byte {
 	return &c
 }()
 
-// amxRows computes out[0:32, 0:32·np] = A·B for the 32 rows of A at a
-// (kp pairs a row, kp a multiple of 16) and np panels of b from panel 0.
-func amxRows(kp int, a []uint32, b []uint32, np int, out []float32, ldo int) {
-	_ = a[31*kp+kp-1]
+// amxRows computes out[0:32, 0:32·np] = A·B, or out + A·B when onto
+// (the tiles' accumulators start from out's block), for the 32 rows of A
+// at a (kp pairs a row, kp a multiple of 16, rows rs pairs apart) and np
+// panels of b from panel 0.
+func amxRows(kp int, a []uint32, rs int, b []uint32, np int, out []float32, ldo int, onto bool) {
+	_ = a[31*rs+kp-1]
 	_ = b[np*kp*bfNR-1]
 	_ = out[31*ldo+np*bfNR-1]
-	amx32x32(kp/16, &a[0], 4*kp, &b[0], np, &out[0], 4*ldo, &amxConfig[0])
+	load := 0
+	if onto {
+		load = 1
+	}
+	amx32x32(kp/16, &a[0], 4*rs, &b[0], np, &out[0], 4*ldo, &amxConfig[0], load)
 }

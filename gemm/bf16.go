@@ -338,8 +338,9 @@ func bgemmRun(kern bfKernel, workers int, transA bool, m int, alpha float32, a [
 		return
 	}
 	// A in bf16, rows padded to a multiple of bfMR with zeros so every
-	// kernel call reads whole rows; kp pairs a row.
+	// kernel call reads whole rows; kp pairs a row, rows rs pairs apart.
 	kp := pb.kp
+	rs := aStride(kp)
 	mr := bfMR
 	if kern == nil {
 		mr = amxMR
@@ -347,22 +348,22 @@ func bgemmRun(kern bfKernel, workers int, transA bool, m int, alpha float32, a [
 	rowsA := ceilDiv(m, mr) * mr
 	bufp := aPool.Get().(*[]uint32)
 	defer aPool.Put(bufp)
-	if cap(*bufp) < rowsA*kp {
-		*bufp = make([]uint32, rowsA*kp)
+	if cap(*bufp) < rowsA*rs {
+		*bufp = make([]uint32, rowsA*rs)
 	}
-	ap := (*bufp)[:rowsA*kp]
+	ap := (*bufp)[:rowsA*rs]
 	if transA {
-		packAT(ap, kp, m, k, a, lda)
+		packAT(ap, kp, rs, m, k, a, lda)
 	} else {
 		ah := unsafe.Slice((*uint16)(unsafe.Pointer(&ap[0])), 2*len(ap))
 		for i := 0; i < m; i++ {
-			cvtBF16(ah[2*i*kp:2*i*kp+k], a[i*lda:i*lda+k])
-			clear(ah[2*i*kp+k : 2*(i+1)*kp]) // the odd k's pad and the pairs past k
+			cvtBF16(ah[2*i*rs:2*i*rs+k], a[i*lda:i*lda+k])
+			clear(ah[2*i*rs+k : 2*(i+1)*rs]) // the odd k's pad, the pairs past k and the stride's
 		}
 	}
-	clear(ap[m*kp:])
+	clear(ap[m*rs:])
 
-	r := bfRun{kern: kern, kp: kp, alpha: alpha, beta: beta, a: ap, b: pb.data, c: c, ldc: ldc, bias: bias, resid: resid}
+	r := bfRun{kern: kern, kp: kp, rs: rs, alpha: alpha, beta: beta, a: ap, b: pb.data, c: c, ldc: ldc, bias: bias, resid: resid}
 	if workers > 1 && m*n*k < minParallelWork {
 		workers = 1
 	}
@@ -397,7 +398,8 @@ func bgemmRun(kern bfKernel, workers int, transA bool, m int, alpha float32, a [
 // bfRun is one Bgemm call, shared read-only by its workers.
 type bfRun struct {
 	kern        bfKernel
-	kp          int
+	kp          int // pairs of A's rows and of B's panels
+	rs          int // A's row stride in pairs (aStride)
 	alpha, beta float32
 	a, b        []uint32
 	c           []float32
@@ -425,13 +427,13 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 			kc := min(bfKC, r.kp-pc)
 			for ir := i0; ir < i1; ir += bfMR {
 				mrr := min(bfMR, i1-ir)
-				a := r.a[ir*r.kp+pc:]
+				a := r.a[ir*r.rs+pc:]
 				for jr := jc; jr < jcEnd; jr += bfNR {
 					nrr := min(bfNR, jcEnd-jr)
 					b := r.b[(jr/bfNR*r.kp+pc)*bfNR:]
 					cOff := ir*r.ldc + jr
 					if mrr == bfMR && nrr == bfNR {
-						r.kern(kc, a, r.kp, b, bfNR, r.c[cOff:], r.ldc, r.alpha)
+						r.kern(kc, a, r.rs, b, bfNR, r.c[cOff:], r.ldc, r.alpha)
 						continue
 					}
 					// Partial tile: the same kernel on a full-size copy.
@@ -439,7 +441,7 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 					for i := 0; i < mrr; i++ {
 						copy(tile[i*bfNR:i*bfNR+nrr], r.c[cOff+i*r.ldc:])
 					}
-					r.kern(kc, a, r.kp, b, bfNR, tile[:], bfNR, r.alpha)
+					r.kern(kc, a, r.rs, b, bfNR, tile[:], bfNR, r.alpha)
 					for i := 0; i < mrr; i++ {
 						copy(r.c[cOff+i*r.ldc:cOff+i*r.ldc+nrr], tile[i*bfNR:])
 					}
@@ -452,12 +454,79 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 // outPool holds the AMX kernel's fp32 results before they are added to C.
 var outPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// amxRegion is region on AMX tiles: the whole k in one accumulation per
-// 32×32 block, written to a scratch block row, then C = alpha·acc + C with
-// Axpy (one fused multiply-add an element, as the other kernels' epilogue).
-// C's initial value (beta·C, or resid + bias) is set a block row at a
-// time just before it is added to, while the row is in cache.
+// amxRegion is region on AMX tiles, the whole k in one accumulation per
+// 32×32 block. With alpha 1 (every caller in the engine) the tiles'
+// accumulators start from C's own block, set beforehand to beta·C or
+// resid + bias a block row at a time while it is in cache (tile zero, and
+// no pass over C, when beta is 0 with neither addend), and are stored
+// straight back: C + Σ_p, one read and one write of C, where adding a
+// separate sum would read and write it twice more. A block cut by C's
+// edge takes the same path through a scratch copy of itself, so every
+// element gets the same arithmetic wherever it lies: a row's bits do not
+// depend on how many rows share the call (the sampler batches sequences
+// and relies on it) nor on the worker count. Other alphas go through
+// amxRegionAxpy.
 func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
+	if r.alpha != 1 {
+		r.amxRegionAxpy(i0, i1, j0, j1)
+		return
+	}
+	init := r.bias != nil || r.resid != nil
+	onto := init || r.beta != 0
+	w := j1 - j0
+	full := w / bfNR // panels wholly inside C
+	np := ceilDiv(w, bfNR)
+	ldo := np * bfNR
+	b := r.b[j0/bfNR*r.kp*bfNR:]
+	var scratch []float32
+	for ir := i0; ir < i1; ir += amxMR {
+		h := min(amxMR, i1-ir)
+		a := r.a[ir*r.rs:]
+		switch {
+		case init:
+			initRows(r.c, r.ldc, r.bias, r.resid, ir, ir+h, j0, j1)
+		case r.beta != 0:
+			scaleC(r.beta, r.c, r.ldc, ir, ir+h, j0, j1)
+		}
+		// Whole panels of a whole block row: in place.
+		q0 := 0
+		if h == amxMR && full > 0 {
+			amxRows(r.kp, a, r.rs, b, full, r.c[ir*r.ldc+j0:], r.ldc, onto)
+			q0 = full
+		}
+		if q0 == np {
+			continue
+		}
+		// The rest, cut by C's bottom or right edge: through scratch.
+		if scratch == nil {
+			bufp := outPool.Get().(*[]float32)
+			defer outPool.Put(bufp)
+			if cap(*bufp) < amxMR*ldo {
+				*bufp = make([]float32, amxMR*ldo)
+			}
+			scratch = (*bufp)[:amxMR*ldo]
+		}
+		c0, c1 := j0+q0*bfNR, j1
+		sw := (np - q0) * bfNR
+		out := scratch[:amxMR*sw]
+		clear(out)
+		if onto {
+			for i := 0; i < h; i++ {
+				copy(out[i*sw:], r.c[(ir+i)*r.ldc+c0:(ir+i)*r.ldc+c1])
+			}
+		}
+		amxRows(r.kp, a, r.rs, b[q0*r.kp*bfNR:], np-q0, out, sw, onto)
+		for i := 0; i < h; i++ {
+			copy(r.c[(ir+i)*r.ldc+c0:(ir+i)*r.ldc+c1], out[i*sw:])
+		}
+	}
+}
+
+// amxRegionAxpy is amxRegion for alpha ≠ 1: every block sums from zero
+// into a scratch block row, then C = alpha·acc + C with Axpy (one fused
+// multiply-add an element, as the other kernels' epilogue), C's initial
+// value set a block row at a time just before it is added to.
+func (r *bfRun) amxRegionAxpy(i0, i1, j0, j1 int) {
 	init := r.bias != nil || r.resid != nil
 	np := ceilDiv(j1-j0, bfNR)
 	ldo := np * bfNR
@@ -469,7 +538,7 @@ func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 	out := (*bufp)[:amxMR*ldo]
 	w := j1 - j0
 	for ir := i0; ir < i1; ir += amxMR {
-		amxRows(r.kp, r.a[ir*r.kp:], r.b[j0/bfNR*r.kp*bfNR:], np, out, ldo)
+		amxRows(r.kp, r.a[ir*r.rs:], r.rs, r.b[j0/bfNR*r.kp*bfNR:], np, out, ldo, false)
 		for i := 0; i < min(amxMR, i1-ir); i++ {
 			if init {
 				initRows(r.c, r.ldc, r.bias, r.resid, ir+i, ir+i+1, j0, j1)
@@ -526,28 +595,61 @@ func BF16KernelName() string {
 	return "go-bf16"
 }
 
-// packAT sets rows [0,m) of ap (kp pairs a row) to the bf16 pairs of Aᵀ,
-// A k×m row-major with leading dimension lda, zero past k. It rounds 2·bfKP
-// rows of A at a time (whole rows, with the vector conversion) and then
-// writes each row of Aᵀ's bfKP pairs, one cache line, so neither side is
-// read or written with a stride.
-func packAT(ap []uint32, kp, m, k int, a []float32, lda int) {
-	const rows = 2 * bfKP
-	buf := make([]uint16, rows*m)
+// aStride is the row stride, in pairs, of A's bf16 copy of kp pairs a
+// row: kp, or kp + bfKP (64 bytes more) when kp·4 bytes is a multiple of
+// 1 KiB. Rows a multiple of 4 KiB apart fall in one set of the 12-way L1
+// (4 KiB a way); at k = 2048 (the weight gradients' tokens) every row of
+// a 16-row tile and every store of packAT's transpose did, and packAT
+// took most of BgemmTA's time.
+func aStride(kp int) int {
+	if kp%256 == 0 {
+		return kp + bfKP
+	}
+	return kp
+}
+
+// packAT sets rows [0,m) of ap (kp pairs a row, rows rs pairs apart; the
+// pairs between are left as they are, no kernel reads them) to the bf16
+// pairs of Aᵀ, A k×m row-major with leading dimension lda, zero past k.
+// For each run of bfKP pairs it rounds the run's 2·bfKP rows of A (whole
+// rows, with the vector conversion) and joins each two into one row of m
+// pairs, PackedB's interleave; those bfKP rows of 32-bit pairs are then
+// transposed 8×8 at a time (gather8, Sgemm's packing transpose) into the
+// run's cache line of each row of Aᵀ. Neither side is read or written
+// with a stride an element.
+func packAT(ap []uint32, kp, rs, m, k int, a []float32, lda int) {
+	bufp := outPool.Get().(*[]float32)
+	defer outPool.Put(bufp)
+	if need := bfKP*m + m; cap(*bufp) < need {
+		*bufp = make([]float32, need)
+	}
+	buf := (*bufp)[:bfKP*m+m]
+	pairs := buf[:bfKP*m] // bfKP rows of m pairs, as float32 for gather8
+	pw := unsafe.Slice((*uint32)(unsafe.Pointer(&pairs[0])), len(pairs))
+	halves := unsafe.Slice((*uint16)(unsafe.Pointer(&buf[bfKP*m])), 2*m)
+	lo, hi := halves[:m], halves[m:]
+	apf := unsafe.Slice((*float32)(unsafe.Pointer(&ap[0])), len(ap))
 	for p0 := 0; p0 < kp; p0 += bfKP {
-		for r := 0; r < rows; r++ {
-			dst := buf[r*m : (r+1)*m]
-			if kk := 2*p0 + r; kk < k {
-				cvtBF16(dst, a[kk*lda:kk*lda+m])
+		for q := 0; q < bfKP; q++ {
+			row := pw[q*m : (q+1)*m]
+			kk := 2 * (p0 + q)
+			if kk >= k {
+				clear(row)
+				continue
+			}
+			cvtBF16(lo, a[kk*lda:kk*lda+m])
+			if kk+1 < k {
+				cvtBF16(hi, a[(kk+1)*lda:(kk+1)*lda+m])
 			} else {
-				clear(dst)
+				clear(hi)
+			}
+			l, h := lo[:len(row)], hi[:len(row)]
+			for i := range row {
+				row[i] = uint32(l[i]) | uint32(h[i])<<16
 			}
 		}
-		for i := 0; i < m; i++ {
-			out := ap[i*kp+p0 : i*kp+p0+bfKP]
-			for q := range out {
-				out[q] = uint32(buf[2*q*m+i]) | uint32(buf[(2*q+1)*m+i])<<16
-			}
+		for q := 0; q < bfKP; q += 8 {
+			gather8(apf[p0+q:], rs, pairs, q*m, m, m)
 		}
 	}
 }

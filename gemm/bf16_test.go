@@ -108,30 +108,50 @@ func TestBgemmMatchesNaive(t *testing.T) {
 }
 
 // TestBgemmGolden bounds Bgemm's distance from the exact product (float64
-// sums of the unrounded fp32 operands), element by element, by
+// sums of the unrounded fp32 operands; alpha a power of two, which scales
+// every term exactly), element by element. With u = 2⁻⁸,
+// bf16's unit roundoff (8 significant bits, round to nearest), rounding a
+// and b gives each product a relative error of at most 2u + u², so the
+// products' sum is off by at most (2u + u²)·Σ_p |a_p·b_p| (mag below);
+// each fp32 sum then adds at most 2⁻²⁴ of the running magnitude. On the
+// Go and AVX512_BF16 kernels the accumulator starts from zero at each of
+// the S slices of k (S = ⌈K/512⌉; 1 on AMX with alpha ≠ 1, whose tiles
+// take the whole k): its K sums (two a pair) run below (1 + 2u + u²)·mag,
+// and each slice's fused add onto C adds at most 2⁻²⁴·(|c| + that), so
 //
-//	(2u + u² + (K+2)·2⁻²⁴)·Σ_p |a_p·b_p| + 2⁻²⁴·|c|,   u = 2⁻⁸,
+//	(2u + u² + (K+S)·2⁻²⁴·(1 + 2u + u²))·mag + S·2⁻²⁴·|c|.
 //
-// where u is bf16's unit roundoff (8 significant bits, round to nearest):
-// rounding a and b gives each product a relative error of at most
-// 2u + u²; the K fp32 sums of the accumulator (two per pair) and the final
-// fused add each add at most 2⁻²⁴ of the running magnitude, which is at
-// most Σ|a_p·b_p|(1 + 2u + u²). This is a worst case; the observed error
-// is also checked to be well inside it and far above fp32's, so the test
-// sees that bf16 rounding really happens.
+// AMX with alpha 1 starts the accumulator from C (its tile is loaded, not
+// zeroed), so its K sums run below |c| + (1 + 2u + u²)·mag:
+//
+//	(2u + u² + K·2⁻²⁴·(1 + 2u + u²))·mag + K·2⁻²⁴·|c|.
+//
+// These are worst cases; the observed error is also checked to be well
+// inside them and far above fp32's, so the test sees that bf16 rounding
+// really happens. The last cases put C far above the products (|c| about
+// 64 against sums of about 1), where AMX's bound is the wider.
 func TestBgemmGolden(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	// The last two have whole 32×32 blocks, which AMX accumulates onto C
-	// in place (beta 1) or from zero (beta 0).
-	for _, c := range []bfCase{{false, 16, 96, 128, 1, 0}, {true, 9, 64, 512, 1, 1}, {false, 12, 40, 1031, 1, 1},
-		{false, 64, 96, 128, 1, 1}, {true, 40, 64, 300, 1, 0}} {
+	// Whole 32×32 blocks, which AMX accumulates onto C in place (beta 1)
+	// or from zero (beta 0), blocks cut by C's edges (through a scratch
+	// copy), alpha ≠ 1 (AMX's sum from zero, then one fused add), and
+	// C far above the products.
+	cases := []bfCase{{false, 16, 96, 128, 1, 0}, {true, 9, 64, 512, 1, 1}, {false, 12, 40, 1031, 1, 1},
+		{false, 64, 96, 128, 1, 1}, {true, 40, 64, 300, 1, 0}, {false, 70, 100, 1031, 0.5, 1},
+		{false, 64, 96, 128, 1, 1}, {true, 33, 70, 2000, 1, 1}}
+	for ci, c := range cases {
 		a, b, c0, ldb := c.operands(r)
+		if ci >= len(cases)-2 {
+			for i := range c0 {
+				c0[i] *= 64
+			}
+		}
 		var pb PackedB
 		pb.Pack(c.transB, c.k, c.n, b, ldb)
 		for name, kern := range bfEngines() {
 			got := append([]float32(nil), c0...)
 			bgemmWith(kern, 2, c.m, c.alpha, a, c.k, &pb, c.beta, got, c.n, nil, nil)
-			checkGolden(t, name, c, a, b, ldb, c0, got)
+			checkGolden(t, name, kern == nil && c.alpha == 1, c, a, b, ldb, c0, got)
 		}
 	}
 }
@@ -148,9 +168,14 @@ func bfEngines() map[string]bfKernel {
 	return e
 }
 
-func checkGolden(t *testing.T, name string, c bfCase, a, b []float32, ldb int, c0, got []float32) {
+// checkGolden checks got against TestBgemmGolden's bound, AMX's when onto.
+func checkGolden(t *testing.T, name string, onto bool, c bfCase, a, b []float32, ldb int, c0, got []float32) {
 	t.Helper()
 	const u = 1.0 / 256
+	slices := ceilDiv(ceilDiv(c.k, 2), bfKC)
+	if name == "amx" {
+		slices = 1
+	}
 	{
 		var worst, sumRel float64
 		for i := 0; i < c.m; i++ {
@@ -161,13 +186,16 @@ func checkGolden(t *testing.T, name string, c bfCase, a, b []float32, ldb int, c
 					if !c.transB {
 						bv = b[p*ldb+j]
 					}
-					prod := float64(a[i*c.k+p]) * float64(bv)
+					prod := float64(c.alpha) * float64(a[i*c.k+p]) * float64(bv)
 					exact += prod
 					mag += math.Abs(prod)
 				}
 				cv := float64(c.beta) * float64(c0[i*c.n+j])
 				exact += cv
-				bound := (2*u+u*u+float64(c.k+2)*0x1p-24)*mag + 0x1p-24*math.Abs(cv)
+				bound := (2*u+u*u+float64(c.k+slices)*0x1p-24*(1+2*u+u*u))*mag + float64(slices)*0x1p-24*math.Abs(cv)
+				if onto {
+					bound = (2*u+u*u+float64(c.k)*0x1p-24*(1+2*u+u*u))*mag + float64(c.k)*0x1p-24*math.Abs(cv)
+				}
 				e := math.Abs(float64(got[i*c.n+j]) - exact)
 				if e > bound {
 					t.Fatalf("%s %+v: c[%d,%d] = %v, exact %v: error %.3g > bound %.3g", name, c, i, j, got[i*c.n+j], exact, e, bound)
