@@ -167,22 +167,16 @@ func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
 		}
 		return
 	}
-	lo, hi := make([]uint16, n), make([]uint16, n)
+	// Pair-row p of every panel: 32 consecutive words a panel, panels
+	// kp·bfNR words apart.
 	for p := 0; 2*p < k; p++ {
-		cvtBF16(lo, b[2*p*ldb:2*p*ldb+n])
+		var hi []float32
 		if 2*p+1 < k {
-			cvtBF16(hi, b[(2*p+1)*ldb:(2*p+1)*ldb+n])
+			hi = b[(2*p+1)*ldb : (2*p+1)*ldb+n]
 		} else {
-			clear(hi)
+			hi = make([]float32, n) // the odd k's pad
 		}
-		// Panel by panel: 32 consecutive words each, no division an element.
-		for j0 := 0; j0 < n; j0 += bfNR {
-			out := pb.data[(j0/bfNR*kp+p)*bfNR:][:min(bfNR, n-j0)]
-			l, h := lo[j0:j0+len(out)], hi[j0:j0+len(out)]
-			for j := range out {
-				out[j] = uint32(l[j]) | uint32(h[j])<<16
-			}
-		}
+		pairBF16(pb.data[p*bfNR:], kp*bfNR, b[2*p*ldb:2*p*ldb+n], hi)
 	}
 }
 
@@ -202,6 +196,24 @@ func cvtBF16(dst []uint16, src []float32) {
 	}
 	for i := n; i < len(src); i++ {
 		dst[i] = ToBF16(src[i])
+	}
+}
+
+// pairBF16 sets the pair ToBF16(lo[j]) | ToBF16(hi[j])<<16 at
+// dst[(j/32)·step + j%32] for every j of lo: two rows of op(B) (or of A,
+// for Aᵀ) into PackedB's pairs, one panel's row per 32 columns, step
+// words apart. hi must be as long as lo.
+func pairBF16(dst []uint32, step int, lo, hi []float32) {
+	n := len(lo)
+	hi = hi[:n]
+	done := 0
+	if hasBF16Asm && n >= 32 {
+		done = n &^ 31
+		_ = dst[(done/32-1)*step+31]
+		pairBF16AVX512(&dst[0], 4*step, &lo[0], &hi[0], done)
+	}
+	for j := done; j < n; j++ {
+		dst[j/32*step+j%32] = uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16
 	}
 }
 
@@ -626,8 +638,8 @@ func packAT(ap []uint32, kp, rs, m, k int, a []float32, lda int) {
 	buf := (*bufp)[:bfKP*m+m]
 	pairs := buf[:bfKP*m] // bfKP rows of m pairs, as float32 for gather8
 	pw := unsafe.Slice((*uint32)(unsafe.Pointer(&pairs[0])), len(pairs))
-	halves := unsafe.Slice((*uint16)(unsafe.Pointer(&buf[bfKP*m])), 2*m)
-	lo, hi := halves[:m], halves[m:]
+	zero := buf[bfKP*m:]
+	clear(zero)
 	apf := unsafe.Slice((*float32)(unsafe.Pointer(&ap[0])), len(ap))
 	for p0 := 0; p0 < kp; p0 += bfKP {
 		for q := 0; q < bfKP; q++ {
@@ -637,16 +649,11 @@ func packAT(ap []uint32, kp, rs, m, k int, a []float32, lda int) {
 				clear(row)
 				continue
 			}
-			cvtBF16(lo, a[kk*lda:kk*lda+m])
+			hi := zero // the odd k's pad
 			if kk+1 < k {
-				cvtBF16(hi, a[(kk+1)*lda:(kk+1)*lda+m])
-			} else {
-				clear(hi)
+				hi = a[(kk+1)*lda : (kk+1)*lda+m]
 			}
-			l, h := lo[:len(row)], hi[:len(row)]
-			for i := range row {
-				row[i] = uint32(l[i]) | uint32(h[i])<<16
-			}
+			pairBF16(row, bfNR, a[kk*lda:kk*lda+m], hi)
 		}
 		for q := 0; q < bfKP; q += 8 {
 			gather8(apf[p0+q:], rs, pairs, q*m, m, m)

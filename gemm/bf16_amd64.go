@@ -30,3 +30,6 @@ func bfKernAsm(kc int, a []uint32, rsA int, b []uint32, ldb int, c []float32, ld
 	_ = c[(bfMR-1)*ldc+bfNR-1]
 	kern8x32BF16(kc, &a[0], rsA, &b[0], ldb, &c[0], ldc, alpha)
 }
+
+//go:noescape
+func pairBF16AVX512(dst *uint32, step int, lo, hi *float32, n int)

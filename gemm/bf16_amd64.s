@@ -160,3 +160,47 @@ cvtloop:
 cvtdone:
 	VZEROUPPER
 	RET
+
+// func pairBF16AVX512(dst *uint32, step int, lo, hi *float32, n int)
+//
+// For j < n, n a multiple of 32: the pair bf16(lo[j]) | bf16(hi[j])<<16
+// at dst + (j/32)·step + 4·(j%32) (step in bytes): two rows of fp32
+// rounded and interleaved into PackedB's pairs, 32 at a time (one panel's
+// row), without a pass through uint16 buffers.
+TEXT ·pairBF16AVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ step+8(FP), R8
+	MOVQ lo+16(FP), SI
+	MOVQ hi+24(FP), DX
+	MOVQ n+32(FP), CX
+	SHRQ $5, CX
+	JZ   pairdone
+
+pairloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Z1
+	VMOVUPS 64(SI), Z2
+	VMOVUPS 64(DX), Z3
+	VCVTNEPS2BF16_ZY(4, 0)
+	VCVTNEPS2BF16_ZY(5, 1)
+	VCVTNEPS2BF16_ZY(6, 2)
+	VCVTNEPS2BF16_ZY(7, 3)
+	VPMOVZXWD Y4, Z4
+	VPMOVZXWD Y5, Z5
+	VPMOVZXWD Y6, Z6
+	VPMOVZXWD Y7, Z7
+	VPSLLD    $16, Z5, Z5
+	VPSLLD    $16, Z7, Z7
+	VPORD     Z4, Z5, Z5
+	VPORD     Z6, Z7, Z7
+	VMOVDQU32 Z5, (DI)
+	VMOVDQU32 Z7, 64(DI)
+	ADDQ      $128, SI
+	ADDQ      $128, DX
+	ADDQ      R8, DI
+	DECQ      CX
+	JNZ       pairloop
+
+pairdone:
+	VZEROUPPER
+	RET

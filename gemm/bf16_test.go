@@ -435,3 +435,27 @@ func bitsOf(x []float32) []uint32 {
 	}
 	return u
 }
+
+// TestPairBF16MatchesGo: the rounding-and-interleaving loop gives
+// ToBF16's pairs on random bit patterns (NaN, denormals and infinities
+// among them), in panels step words apart, with a tail past the last 32.
+func TestPairBF16MatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for _, n := range []int{5, 32, 100, 4099} {
+		lo, hi := make([]float32, n), make([]float32, n)
+		for i := range lo {
+			lo[i], hi[i] = math.Float32frombits(r.Uint32()), math.Float32frombits(r.Uint32())
+		}
+		lo[0], hi[0] = math.Float32frombits(0x3f808000), math.Float32frombits(0x00000001)
+		for _, step := range []int{32, 96} {
+			dst := make([]uint32, ceilDiv(n, 32)*step)
+			pairBF16(dst, step, lo, hi)
+			for j := range lo {
+				want := uint32(ToBF16(lo[j])) | uint32(ToBF16(hi[j]))<<16
+				if got := dst[j/32*step+j%32]; got != want {
+					t.Fatalf("n %d step %d: pair %d = %#08x, ToBF16 gives %#08x", n, step, j, got, want)
+				}
+			}
+		}
+	}
+}
