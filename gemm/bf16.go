@@ -471,8 +471,12 @@ var outPool = sync.Pool{New: func() any { return new([]float32) }}
 // accumulators start from C's own block, set beforehand to beta·C or
 // resid + bias a block row at a time while it is in cache (tile zero, and
 // no pass over C, when beta is 0 with neither addend), and are stored
-// straight back: C + Σ_p, one read and one write of C, where adding a
-// separate sum would read and write it twice more. A block cut by C's
+// straight back: C + Σ_p with one tile load and one tile store a block,
+// where summing into a scratch block first cost that block's store and
+// reload and an Axpy pass over C (and, for beta 0, a pass clearing it).
+// The sums are the tiles' own either way; only where they start moves,
+// so the bits differ from the scratch path's in the last places
+// (TestBgemmGolden bounds both). A block cut by C's
 // edge takes the same path through a scratch copy of itself, so every
 // element gets the same arithmetic wherever it lies: a row's bits do not
 // depend on how many rows share the call (the sampler batches sequences
@@ -510,7 +514,7 @@ func (r *bfRun) amxRegion(i0, i1, j0, j1 int) {
 			continue
 		}
 		// The rest, cut by C's bottom or right edge: through scratch.
-		if scratch == nil {
+		if scratch == nil { // taken once, returned when the region is done
 			bufp := outPool.Get().(*[]float32)
 			defer outPool.Put(bufp)
 			if cap(*bufp) < amxMR*ldo {
