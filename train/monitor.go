@@ -102,14 +102,10 @@ func (c RLConfig) monitorSampledGen() chatlm.GenConfig {
 // RL seed of the run (RLConfig.Seed plays no part), so that every arm and
 // seed is read on the same conversations' users and a reading of the
 // policy RL started from is the same for all of them. The hacking
-// metrics' problems, which start at MonitorStart, move with it. Set
-// MonitorInstances and HackingInstances first: MonitorOn refuses sets
-// that would run past the slice.
-func (c *RLConfig) MonitorOn(s eval.Slice, seed uint64) error {
-	if err := s.Check(max(c.MonitorInstances, c.HackingInstances)); err != nil {
-		return fmt.Errorf("rl config: the monitor: %w", err)
-	}
+// metrics' problems, which start at MonitorStart, move with it. As for an
+// evaluation, the caller checks that the sets fit the slice (s.Check of
+// the larger of MonitorInstances and HackingInstances).
+func (c *RLConfig) MonitorOn(s eval.Slice, seed uint64) {
 	us := s.Seed(seed)
 	c.MonitorSplit, c.MonitorStart, c.MonitorSeed = "test", s.Start, &us
-	return nil
 }

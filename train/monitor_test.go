@@ -100,9 +100,7 @@ func TestMonitorOnValidationSlice(t *testing.T) {
 		cfg := smallGRPO()
 		cfg.Iterations, cfg.MonitorEvery, cfg.MonitorInstances, cfg.MonitorStart, cfg.Seed = 1, 1, n, 100, rlSeed
 		if on {
-			if err := cfg.MonitorOn(eval.ValidationSlice, runSeed); err != nil {
-				t.Fatal(err)
-			}
+			cfg.MonitorOn(eval.ValidationSlice, runSeed)
 		}
 		tk := &splitTask{}
 		u := drawUser{mu: &sync.Mutex{}, draws: map[string][]uint64{}}
@@ -140,10 +138,5 @@ func TestMonitorOnValidationSlice(t *testing.T) {
 	}
 	if w := wantDraws(5^seedMonitor, 100); !reflect.DeepEqual(draws, w) {
 		t.Errorf("default monitor's users drew %v, want the RL seed's %v", draws, w)
-	}
-	cfg := smallGRPO()
-	cfg.MonitorInstances = eval.MaxSliceEpisodes + 1
-	if err := cfg.MonitorOn(s, runSeed); err == nil {
-		t.Error("MonitorOn took a monitor set larger than the slice")
 	}
 }
