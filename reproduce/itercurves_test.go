@@ -142,6 +142,7 @@ func TestCurvesOfATinyRun(t *testing.T) {
 func TestCurveSectionOfReadings(t *testing.T) {
 	cfg := tinyConfig(t)
 	cfg.Preset.RL.Iterations, cfg.Curves = 4, 10
+	cfg.StaticRewards = []string{train.StaticOutcome, train.StaticContinuation}
 	r := &run{cfg: cfg, f: &runfolder.Folder{Dir: t.TempDir()}}
 	var recs []map[string]any
 	add := func(stage string, greedy, sampled []float64) {
@@ -154,6 +155,8 @@ func TestCurveSectionOfReadings(t *testing.T) {
 	add("oracle-interactive/seed-1", []float64{0.5, 0.8, 0.9}, []float64{0.3, 0.2, 0.7})
 	add("static/seed-0", []float64{0.5, 0.4, 0.3}, []float64{0.3, 0.3, 0.2})
 	add("static/seed-1", []float64{0.5, 0.4, 0.1}, []float64{0.3, 0.3, 0.2})
+	add("static-continuation/seed-0", []float64{0.5, 0.5, 0.5}, []float64{0.3, 0.3, 0.3})
+	add("static-continuation/seed-1", []float64{0.5, 0.5, 0.5}, []float64{0.3, 0.3, 0.3})
 	recs = append(recs, map[string]any{"stage": "static/seed-1", train.MetricStep: 4.0, train.MetricReward: 0.1}) // an iteration record
 	var b strings.Builder
 	if err := r.curveSection(&b, recs); err != nil {
@@ -162,12 +165,12 @@ func TestCurveSectionOfReadings(t *testing.T) {
 	md := b.String()
 	cell := func(v float64) string { ci := wilson(v, 10); return fmt.Sprintf("%.3f [%.3f, %.3f]", v, ci[0], ci[1]) }
 	for _, want := range []string{
-		"| iteration | static | oracle-interactive |",
-		"| 0 (base) | " + cell(0.5) + " | " + cell(0.5) + " |",
-		"| 2 | " + cell(0.4) + " | " + cell(0.7) + " |",
-		"| 4 | " + cell(0.2) + " | " + cell(0.9) + " |",
-		"| 0 (base) | " + cell(0.3) + " | " + cell(0.3) + " |",
-		"| 4 | " + cell(0.2) + " | " + cell(0.6) + " |",
+		"| iteration | static | static-continuation | oracle-interactive |",
+		"| 0 (base) | " + cell(0.5) + " | " + cell(0.5) + " | " + cell(0.5) + " |",
+		"| 2 | " + cell(0.4) + " | " + cell(0.5) + " | " + cell(0.7) + " |",
+		"| 4 | " + cell(0.2) + " | " + cell(0.5) + " | " + cell(0.9) + " |",
+		"| 0 (base) | " + cell(0.3) + " | " + cell(0.3) + " | " + cell(0.3) + " |",
+		"| 4 | " + cell(0.2) + " | " + cell(0.3) + " | " + cell(0.6) + " |",
 		"better decoding on these problems is greedy (0.500; greedy 0.500, sampled 0.300)",
 		"(the base's own interval not counted): oracle-interactive greedy at iteration 4 (0.900).",
 	} {
