@@ -138,6 +138,9 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 	if err := r.temperatureSection(w); err != nil {
 		return err
 	}
+	if err := r.curveSection(w, recs); err != nil {
+		return err
+	}
 	if err := r.failureSection(w); err != nil {
 		return err
 	}

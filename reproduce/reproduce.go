@@ -121,8 +121,13 @@ func (r *run) slice() eval.Slice {
 // seeds is how many RL seeds each arm gets: the preset's, at least one.
 func (r *run) seeds() int { return max(1, r.cfg.Preset.RLSeeds) }
 
-// rlConfig is the trainer's config of every RL arm's seed index k.
-func (r *run) rlConfig(k int) train.RLConfig { return r.cfg.Preset.RLConfig(RLSeed(r.cfg.Seed, k)) }
+// rlConfig is the trainer's config of every RL arm's seed index k, its
+// monitor the curves' when the run has them.
+func (r *run) rlConfig(k int) train.RLConfig {
+	c := r.cfg.Preset.RLConfig(RLSeed(r.cfg.Seed, k))
+	r.curvesOn(&c)
+	return c
+}
 
 // Config sets a reproduction.
 type Config struct {
@@ -188,6 +193,14 @@ type Config struct {
 	// (eval.Slice): the zero value and eval.TestSlice carry a verdict;
 	// eval.ValidationSlice is for runs that choose settings.
 	EvalSlice eval.Slice
+	// RLIterations, when positive, replaces the preset's RL iterations for
+	// every arm (the budget study: 300 is ten times quick's).
+	RLIterations int
+	// Curves, when positive, is the success-vs-iterations study
+	// (itercurves.go): at each of about ten monitor readings every RL arm
+	// plays Curves validation problems against the human proxy, greedy
+	// and sampled; report.md gains the curves and their table.
+	Curves int
 	// Jobs is how many independent stages (the RL arms and seeds, the
 	// evaluations, the gaps; the base policy beside the simulator) run
 	// side by side, the cores divided between them; ≤ 0: DefaultJobs.
@@ -215,6 +228,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	}
 	defer r.f.Close()
 	cfg, t, f := r.cfg, r.t, r.f
+	if err := r.checkCurves(); err != nil {
+		return nil, err
+	}
 	if err := r.manifest(); err != nil {
 		return nil, err
 	}
@@ -347,6 +363,11 @@ func openRun(cfg Config) (*run, error) {
 	if len(cfg.Profiles) == 0 {
 		cfg.Profiles = t.Profiles()
 	}
+	if cfg.RLIterations < 0 {
+		return nil, fmt.Errorf("reproduce: %d RL iterations, want > 0 (or 0: the preset's)", cfg.RLIterations)
+	} else if cfg.RLIterations > 0 {
+		cfg.Preset = cfg.Preset.WithRLIterations(cfg.RLIterations)
+	}
 	f, err := runfolder.Open(cfg.Out)
 	if err != nil {
 		return nil, err
@@ -398,6 +419,12 @@ func (r *run) manifest() error {
 		if sl, _ := c["eval_slice"].(string); ok && cmp.Or(sl, eval.TestSlice.Name) != r.slice().Name {
 			return fmt.Errorf("reproduce: %s was evaluated on the %s slice, not %s: use another --out", r.cfg.Out, cmp.Or(sl, eval.TestSlice.Name), r.slice().Name)
 		}
+		if rl, _ := c["rl"].(map[string]any); ok && rl["Iterations"] != float64(r.rlConfig(0).Iterations) {
+			return fmt.Errorf("reproduce: %s was started with %v RL iterations, not %d (--rl-iterations): use another --out", r.cfg.Out, rl["Iterations"], r.rlConfig(0).Iterations)
+		}
+		if n, _ := c["curves"].(float64); ok && int(n) != r.cfg.Curves {
+			return fmt.Errorf("reproduce: %s was started with %d curve problems, not %d (--curves; 0: none): use another --out", r.cfg.Out, int(n), r.cfg.Curves)
+		}
 		if g := fmt.Sprint(c["tune_grid"]); ok && g != fmt.Sprint(gridAsJSON(r.cfg.TuneGrid)) {
 			return fmt.Errorf("reproduce: %s was started with the temperature grid %v, not %v: use another --out", r.cfg.Out, c["tune_grid"], r.cfg.TuneGrid)
 		}
@@ -443,6 +470,12 @@ func (r *run) manifest() error {
 	}
 	if r.cfg.StaticPrompts > 0 {
 		config["static_prompts"] = r.cfg.StaticPrompts
+	}
+	if r.cfg.RLIterations > 0 {
+		config["rl_iterations"] = r.cfg.RLIterations // "rl" holds them too; the preset's go unsaid
+	}
+	if r.cfg.Curves > 0 {
+		config["curves"] = r.cfg.Curves
 	}
 	if len(r.cfg.TuneGrid) > 0 {
 		config["tune_grid"], config["tune_episodes"] = r.cfg.TuneGrid, r.tuneEpisodes()

@@ -49,6 +49,13 @@ const (
 	// its held-out problems against the training user and the human proxy.
 	MetricMonitorTrainReward = "monitor/train_user_reward"
 	MetricMonitorHumanReward = "monitor/human_reward"
+	// MetricMonitorHumanSuccess is the same reading's success rate against
+	// the human proxy (MonitorGen, greedy by default), and
+	// MetricMonitorSampledSuccess, with RLConfig.MonitorSampled, the rate
+	// of the policy sampled at the rollouts' temperature on the same
+	// problems and users (…_reward and …_turns beside it).
+	MetricMonitorHumanSuccess   = "monitor/human_success"
+	MetricMonitorSampledSuccess = "monitor/human_sampled_success"
 
 	// A reading of the pre-registered hacking metrics (hacking.go) on
 	// MetricHackingN problems: the rate at which the agent asks the

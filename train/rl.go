@@ -142,6 +142,16 @@ type RLConfig struct {
 	// Default greedy (temperature 0), which makes each point of the curve
 	// a deterministic function of the weights.
 	MonitorGen chatlm.GenConfig
+	// MonitorSampled also plays the human proxy on the monitor's problems
+	// with the policy sampled at the rollouts' temperature and top-p
+	// (Gen's; MonitorGen's turn length), recording
+	// MetricMonitorSampledSuccess: the policy RL optimises beside its
+	// mode. Default off.
+	MonitorSampled bool `json:",omitempty"`
+	// MonitorSeed, when set, seeds the monitor's episodes (users and
+	// sampling) in place of Seed^seedMonitor, so that every RL seed reads
+	// the same conversations' users; MonitorOn sets it. Default nil.
+	MonitorSeed *uint64 `json:",omitempty"`
 	// HackingInstances problems are played at every monitor reading for
 	// the pre-registered hacking metrics (hacking.go), from the monitor's
 	// MonitorStart, against both users; 0 (the default) plays none. 800

@@ -122,7 +122,29 @@ pipeline per seed (each in its own folder, OUT/seed-S, one after another,
 each resumable) and pools them into OUT/pooled.md and pooled.json: every
 claim's mean over pipelines with a two-level bootstrap interval (the
 pipelines drawn with replacement, then each one's problems), Bonferroni-
-corrected for the number of claims, beside each pipeline's own verdict.`,
+corrected for the number of claims, beside each pipeline's own verdict.
+
+Success over RL iterations: --curves K makes every RL arm's monitor play K
+validation problems (test split from problem 20000, users seeded apart: the
+problems settings are chosen on, never the verdict's) against the human
+proxy at about ten readings spread over the budget (every ceil(N/10)
+iterations, and at 0 and the end), greedy and sampled at the rollouts'
+temperature; report.md gains a section with plots/curves.png and a table of
+each arm's success (mean over RL seeds, Wilson 95% interval) at every
+reading beside the base's (iteration 0). --rl-iterations N replaces the
+preset's RL budget (quick: 30). The study of whether a longer budget lets
+an arm's greedy or sampled policy pass the base's best decoding:
+
+  calibrl reproduce --task mathchat --preset quick --rl-seeds 1 \
+    --rl-iterations 300 --curves 200 --out runs/curves
+
+Its cost, as a multiple of the quick preset's stages (3 RL seeds): collect,
+base and simulator as quick's; RL 10× quick's iterations per arm and seed,
+with one seed instead of three about 3.3× quick's RL stage, plus the
+readings (11 × 3 × 200 conversations per arm, greedy against the training
+user and the human proxy, sampled against the human proxy: as many as
+about 100 training iterations play, with no update), so about 4× quick's
+RL stage in conversations played; the evaluations a third of quick's.`,
 		Example: `  calibrl reproduce --task mathchat --preset quick --out runs/quick
   calibrl reproduce --task mathchat --preset tiny --out /tmp/tiny --json`,
 		Args: cobra.NoArgs,
@@ -157,6 +179,15 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 			}
 			if err := cfg.EvalSlice.Check(p.EvalEpisodes); err != nil {
 				return fmt.Errorf("--eval-slice: %w", err)
+			}
+			if cfg.RLIterations < 0 || cfg.RLIterations > maxRLIterations {
+				return fmt.Errorf("--rl-iterations %d: want 1 to %d (0: the preset's)", cfg.RLIterations, maxRLIterations)
+			}
+			if cfg.Curves < 0 {
+				return fmt.Errorf("--curves %d: want 0 (off) or a number of validation problems", cfg.Curves)
+			}
+			if err := eval.ValidationSlice.Check(cfg.Curves); err != nil {
+				return fmt.Errorf("--curves: %w", err)
 			}
 			if hacking < 0 || hacking > maxHacking {
 				return fmt.Errorf("--hacking %d: want 0 to %d", hacking, maxHacking)
@@ -212,6 +243,8 @@ corrected for the number of claims, beside each pipeline's own verdict.`,
 	f.StringVar(&sliceName, "eval-slice", "test", "part of the test split every evaluation plays: test (the verdict's) or validation (for runs that choose settings; from problem 20000, users seeded apart)")
 	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration) and its control, refit-control-interactive (one re-fit before RL on as many base-policy human conversations)")
+	f.IntVar(&cfg.RLIterations, "rl-iterations", 0, "RL iterations of every arm (default 0: the preset's; tiny 2, quick 30, paper 300); a run folder keeps the count it was started with")
+	f.IntVar(&cfg.Curves, "curves", 0, fmt.Sprintf("the success-vs-iterations study: at about %d readings over the RL budget every arm plays this many validation problems against the human proxy, greedy and sampled (report.md's curves and table; default 0: off; at most %d)", 11, eval.MaxSliceEpisodes))
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
@@ -284,6 +317,10 @@ func runPipelines(cmd *cobra.Command, cfg reproduce.Config, seeds seedList, outG
 	}
 	return nil
 }
+
+// maxRLIterations bounds --rl-iterations before anything runs: 100× the
+// quick preset's budget.
+const maxRLIterations = 3000
 
 // preregisteredHacking is the hacking metrics' size the dose study uses:
 // a paired change of 0.05 to 0.07 from iteration 0 is detectable at 95%
