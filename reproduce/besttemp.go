@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
@@ -188,9 +188,8 @@ func (r *run) temperatureSection(w io.Writer) error {
 	return nil
 }
 
-func repeatCell(n int) string {
-	return string(slices.Repeat([]byte(" --- |"), n))
-}
+// repeatCell is n cells of a markdown table's separator row.
+func repeatCell(n int) string { return strings.Repeat(" --- |", n) }
 
 // gridAsJSON is the grid as a manifest read back holds it (nil when the
 // run tunes none), so that the two compare as printed.

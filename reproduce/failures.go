@@ -62,7 +62,7 @@ func (r *run) failureSection(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\n%s:\n\n", d.name)
 		fmt.Fprintf(w, "| arm | failed | %s |\n", strings.Join(classes, " | "))
-		fmt.Fprintf(w, "| --- | --- |%s\n", strings.Repeat(" --- |", len(classes)))
+		fmt.Fprintf(w, "| --- | --- |%s\n", repeatCell(len(classes)))
 		for _, arm := range r.arms() {
 			n := countFailures(c, evals[arm])
 			if n.episodes == 0 {

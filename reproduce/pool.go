@@ -189,7 +189,7 @@ func pooledMarkdown(w io.Writer, pooled []Pooled) error {
 	fmt.Fprintln(w, "Each pipeline is a whole reproduce run with its own logs, tokenizer, base, simulator and RL arms. A pooled difference is the mean over pipelines of each one's paired difference (itself averaged over its RL seeds and held-out problems). Its interval is a two-level percentile bootstrap: the pipelines drawn with replacement, then each drawn pipeline's problems with replacement (2000 resamples, seed 1), so it covers the variation between training runs as well as between problems. A claim holds when its interval, Bonferroni-corrected for the number of claims in the table, excludes 0 above; the uncorrected 95% interval stands beside it. Each pipeline's own verdict (its problem-level 95% interval, as its report states it) follows.")
 	for _, p := range pooled {
 		fmt.Fprintf(w, "\n## %s\n\n", p.Decoding)
-		fmt.Fprintf(w, "| arm | pooled | %s |\n| --- | --- |%s\n", strings.Join(prefixed("seed ", seeds), " | "), strings.Repeat(" --- |", len(seeds)))
+		fmt.Fprintf(w, "| arm | pooled | %s |\n| --- | --- |%s\n", strings.Join(prefixed("seed ", seeds), " | "), repeatCell(len(seeds)))
 		for _, a := range p.Arms {
 			fmt.Fprintf(w, "| %s | %.3f |", a.Arm, a.Value)
 			for _, v := range a.Pipelines {
@@ -203,7 +203,7 @@ func pooledMarkdown(w io.Writer, pooled []Pooled) error {
 			level = p.Claims[0].Level
 		}
 		fmt.Fprintf(w, "| claim | paper | difference | 95%% interval | %.2f%% interval (Bonferroni, %d claims) | holds? | %s |\n", 100*level, len(p.Claims), strings.Join(prefixed("seed ", seeds), " | "))
-		fmt.Fprintf(w, "| --- | --- | --- | --- | --- | --- |%s\n", strings.Repeat(" --- |", len(seeds)))
+		fmt.Fprintf(w, "| --- | --- | --- | --- | --- | --- |%s\n", repeatCell(len(seeds)))
 		for _, c := range p.Claims {
 			verdict := "no"
 			switch {

@@ -218,7 +218,7 @@ func (r *run) controlSection(w io.Writer, rec Recalibration) {
 		fmt.Fprintf(w, " recalibrated round %d gap |", i+1)
 	}
 	fmt.Fprintln(w, " control gap after its re-fit (base policy) | control gap at the end | control δ̄ after → end | control re-fit data | control re-fit held-out NLL |")
-	fmt.Fprintln(w, "| --- |"+strings.Repeat(" --- |", len(rec.Iterations)+5))
+	fmt.Fprintln(w, "| --- |"+repeatCell(len(rec.Iterations)+5))
 	gap := func(g GapMeasure) string { return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", g.Gap, g.CI95[0], g.CI95[1]) }
 	for k, c := range rec.Control {
 		fmt.Fprintf(w, "| %d |", c.Seed)
