@@ -49,15 +49,16 @@ func (r *run) curvesOn(c *train.RLConfig) {
 
 // checkCurves refuses a study whose problems (or the hacking metrics',
 // which start where the monitor's do) would run past the validation
-// slice.
-func (r *run) checkCurves() error {
-	if r.cfg.Curves < 0 {
-		return fmt.Errorf("reproduce: %d curve problems, want ≥ 0", r.cfg.Curves)
+// slice. Run asks it before the run folder is opened, so that a refused
+// study leaves nothing behind.
+func checkCurves(cfg Config) error {
+	if cfg.Curves < 0 {
+		return fmt.Errorf("reproduce: %d curve problems, want ≥ 0", cfg.Curves)
 	}
-	if r.cfg.Curves == 0 {
+	if cfg.Curves == 0 {
 		return nil
 	}
-	if err := eval.ValidationSlice.Check(max(r.cfg.Curves, r.cfg.Preset.RL.HackingInstances)); err != nil {
+	if err := eval.ValidationSlice.Check(max(cfg.Curves, cfg.Preset.RL.HackingInstances)); err != nil {
 		return fmt.Errorf("reproduce: curves: %w", err)
 	}
 	return nil

@@ -222,15 +222,15 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if err := CheckStaticRewards(cfg.StaticRewards); err != nil {
 		return nil, fmt.Errorf("reproduce: %w", err)
 	}
+	if err := checkCurves(cfg); err != nil {
+		return nil, err
+	}
 	r, err := openRun(cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer r.f.Close()
 	cfg, t, f := r.cfg, r.t, r.f
-	if err := r.checkCurves(); err != nil {
-		return nil, err
-	}
 	if err := r.manifest(); err != nil {
 		return nil, err
 	}
