@@ -463,7 +463,9 @@ func (r *bfRun) region(i0, i1, j0, j1 int) {
 	}
 }
 
-// outPool holds the AMX kernel's fp32 results before they are added to C.
+// outPool holds fp32 scratch: the AMX kernel's results for blocks cut by
+// C's edge or before Axpy adds them (alpha ≠ 1), and packAT's rows of
+// pairs.
 var outPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // amxRegion is region on AMX tiles, the whole k in one accumulation per

@@ -279,7 +279,7 @@ func (m *Model) Backward(dlogp []float32) error {
 	// dlnf = dlogits·LMHead; dLMHead += dlogitsᵀ·lnf
 	if m.bf16 != nil {
 		gemm.Bgemm(N, 1, dlogits, V, &pw.lmHeadT, 0, dtmp, C)
-		weightGradBF16(g.LMHead, dlogits, a.lnf, &pw.dy, N, V, C)
+		weightGradBF16(g.LMHead, dlogits, a.lnf, dy, N, V, C)
 	} else {
 		gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
 		gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
