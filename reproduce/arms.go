@@ -159,7 +159,7 @@ func (r *run) staticConfig(cfg train.RLConfig, reward string) train.StaticConfig
 	if r.cfg.StaticPrompts > 0 {
 		cfg.InstancesPerStep = r.cfg.StaticPrompts
 	}
-	return train.StaticConfig{RLConfig: cfg, Reward: reward, FillRounds: r.cfg.StaticFill}
+	return train.StaticConfig{RLConfig: cfg, Reward: reward, FillRounds: r.cfg.StaticFill, GradTokens: r.cfg.StaticTokens}
 }
 
 // staticRewardsName is how the manifest records the static rewards: comma

@@ -189,6 +189,15 @@ type Config struct {
 	// 494 ± 322 at fill 0, 1103 ± 227 at fill 2, 1824 ± 248 at fill 4,
 	// 5037 ± 426 at 21 prompts with fill 6 (+4%).
 	StaticPrompts int
+	// StaticTokens, when positive, is each static arm's budget in gradient
+	// tokens per iteration (train.StaticConfig.GradTokens; it needs
+	// StaticFill): rounds are drawn until the informative groups hold
+	// that many, whatever their number. A count of groups cannot match
+	// both rewards at once: at 21 groups with fill 6 the outcome arm
+	// trained 5,189–5,257 tokens an iteration on the three quick
+	// pipelines and the continuation arm 3,424–3,454, against the
+	// interactive arms' 3,790–4,374 (their mean in each pipeline).
+	StaticTokens int
 	// EvalSlice is the part of the test split every evaluation plays
 	// (eval.Slice): the zero value and eval.TestSlice carry a verdict;
 	// eval.ValidationSlice is for runs that choose settings.
@@ -224,6 +233,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	}
 	if err := checkCurves(cfg); err != nil {
 		return nil, err
+	}
+	if cfg.StaticTokens < 0 || cfg.StaticTokens > 0 && cfg.StaticFill == 0 {
+		return nil, fmt.Errorf("reproduce: static gradient tokens %d: want 0, or a positive budget with fill rounds (StaticFill) to draw it", cfg.StaticTokens)
 	}
 	r, err := openRun(cfg)
 	if err != nil {
@@ -442,6 +454,10 @@ func (r *run) manifest() error {
 				return fmt.Errorf("reproduce: %s was started with %d static prompts per iteration, not %d (0: the preset's): use another --out",
 					r.cfg.Out, int(oldPrompts), r.cfg.StaticPrompts)
 			}
+			if oldTokens, _ := c["static_tokens"].(float64); int(oldTokens) != r.cfg.StaticTokens {
+				return fmt.Errorf("reproduce: %s was started with %d static gradient tokens per iteration, not %d (0: a count of groups): use another --out",
+					r.cfg.Out, int(oldTokens), r.cfg.StaticTokens)
+			}
 		}
 		if _, has := c["filtered_bc"]; ok && has != r.cfg.FilteredBC {
 			return fmt.Errorf("reproduce: %s was started %s the filtered-BC arm: use another --out", r.cfg.Out, map[bool]string{true: "with", false: "without"}[has])
@@ -470,6 +486,9 @@ func (r *run) manifest() error {
 	}
 	if r.cfg.StaticPrompts > 0 {
 		config["static_prompts"] = r.cfg.StaticPrompts
+	}
+	if r.cfg.StaticTokens > 0 {
+		config["static_tokens"] = r.cfg.StaticTokens
 	}
 	if r.cfg.RLIterations > 0 {
 		config["rl_iterations"] = r.cfg.RLIterations // "rl" holds them too; the preset's go unsaid

@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// The static arm's own settings (continuation reward, filled rounds) reach
-// its trainer, are recorded in the manifest, and a run cannot resume with
+// The static arm's own settings (continuation reward, filled rounds, a
+// budget in gradient tokens) reach its trainer, are recorded in the manifest, and a run cannot resume with
 // others; a bad one is refused before anything trains.
 func TestStaticArmSettings(t *testing.T) {
 	cfg := tinyConfig(t)
-	cfg.Out, cfg.StaticRewards, cfg.StaticFill, cfg.StaticPrompts = t.TempDir(), []string{"continuation"}, 3, 3
+	cfg.Out, cfg.StaticRewards, cfg.StaticFill, cfg.StaticPrompts, cfg.StaticTokens = t.TempDir(), []string{"continuation"}, 3, 3, 40
 	cfg.Preset.RLSeeds = 1
 	if _, err := Run(context.Background(), cfg); err != nil {
 		t.Fatal(err)
@@ -23,7 +23,7 @@ func TestStaticArmSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(manifest), `"static_reward": "continuation"`) || !strings.Contains(string(manifest), `"static_fill": 3`) ||
-		!strings.Contains(string(manifest), `"static_prompts": 3`) {
+		!strings.Contains(string(manifest), `"static_prompts": 3`) || !strings.Contains(string(manifest), `"static_tokens": 40`) {
 		t.Errorf("the manifest does not record the static arm's settings")
 	}
 	metrics, err := os.ReadFile(filepath.Join(cfg.Out, "metrics.jsonl"))
@@ -49,7 +49,11 @@ func TestStaticArmSettings(t *testing.T) {
 		t.Errorf("resumed with other static prompts: %v", err)
 	}
 	cfg.StaticPrompts = 3
-	cfg.StaticFill = 0
+	cfg.StaticTokens = 0
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "40 static gradient tokens per iteration, not 0") {
+		t.Errorf("resumed with another gradient-token budget: %v", err)
+	}
+	cfg.StaticFill = 0 // tokens 0 too: tokens without fill are refused up front
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "static reward continuation and fill 3") {
 		t.Errorf("resumed with other static settings: %v", err)
 	}
@@ -57,6 +61,14 @@ func TestStaticArmSettings(t *testing.T) {
 	bad.Out, bad.StaticRewards = t.TempDir(), []string{"acceptance"}
 	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), `static reward "acceptance"`) {
 		t.Errorf("an unknown static reward: %v", err)
+	}
+	bad = tinyConfig(t)
+	bad.Out, bad.StaticTokens = filepath.Join(t.TempDir(), "run"), 100
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "static gradient tokens 100") {
+		t.Errorf("gradient tokens without fill rounds: %v", err)
+	}
+	if _, err := os.Stat(bad.Out); !os.IsNotExist(err) {
+		t.Errorf("a refused run left its folder behind (%v)", err)
 	}
 }
 

@@ -333,3 +333,67 @@ func TestStaticFillRoundsKeepsInformativeGroups(t *testing.T) {
 		t.Error("too many fill rounds: no error")
 	}
 }
+
+// With GradTokens, filling stops at a budget in gradient tokens instead of
+// a count of groups: every iteration that did not run out of rounds trains
+// at least the target, and passes it by less than one group's tokens
+// (the last group kept), so a larger target trains more. Validate refuses
+// a target without fill rounds and one out of range.
+func TestStaticGradTokensFillsToTarget(t *testing.T) {
+	logs := addLogs(t, 24)
+	cfg := smallStatic()
+	cfg.Reward, cfg.InstancesPerStep, cfg.Iterations, cfg.MonitorEvery = StaticOutcome, 3, 4, 0
+	cfg.FillRounds = 8
+	gradTokens := func(cfg StaticConfig) []map[string]any {
+		var recs []map[string]any
+		m := toyPolicy(t, 80)
+		if _, err := Static(context.Background(), m, addTask{}, logs, addBehaviour, addUser{}, nil, cfg, filepath.Join(t.TempDir(), "x"), func(r map[string]any) {
+			if r[MetricGradTokens] != nil {
+				recs = append(recs, r)
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) != cfg.Iterations {
+			t.Fatalf("%d iterations logged, want %d", len(recs), cfg.Iterations)
+		}
+		return recs
+	}
+	groups := gradTokens(cfg) // by groups: InstancesPerStep informative ones
+	var byGroups int
+	for _, r := range groups {
+		byGroups = max(byGroups, r[MetricGradTokens].(int))
+	}
+	if byGroups == 0 {
+		t.Fatal("no gradient tokens at all: the test shows nothing")
+	}
+	for _, target := range []int{byGroups / 2, 2 * byGroups} {
+		cfg.GradTokens = target
+		var sum int
+		for _, r := range gradTokens(cfg) {
+			got, rounds := r[MetricGradTokens].(int), r["static/fill_rounds"].(float64)
+			sum += got
+			if got < target && int(rounds) < cfg.FillRounds {
+				t.Errorf("target %d: iteration %v trained %d tokens after %v of %d rounds", target, r["step"], got, rounds, cfg.FillRounds)
+			}
+			// A group here is G candidates of a few tokens each: passing the
+			// target by more than a round's worth means it kept filling.
+			if got > target+byGroups {
+				t.Errorf("target %d: iteration %v trained %d tokens, more than the target and a round (%d)", target, r["step"], got, byGroups)
+			}
+		}
+		if target > byGroups && sum <= byGroups*cfg.Iterations {
+			t.Errorf("target %d trained %d tokens over %d iterations, no more than filling by groups (%d each at most)", target, sum, cfg.Iterations, byGroups)
+		}
+	}
+	bad := cfg
+	bad.FillRounds = 0
+	if err := bad.Validate(); err == nil {
+		t.Error("gradient tokens without fill rounds: no error")
+	}
+	bad = cfg
+	bad.GradTokens = maxGradTokens + 1
+	if err := bad.Validate(); err == nil {
+		t.Error("gradient tokens past the bound: no error")
+	}
+}

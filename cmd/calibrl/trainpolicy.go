@@ -22,7 +22,7 @@ func newTrainPolicyCmd() *cobra.Command {
 	var (
 		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                                    uint64
-		steps, updates, miniBatch, staticFill, instances                        int
+		steps, updates, miniBatch, staticFill, staticTokens, instances          int
 		lr, beta                                                                float64
 		staticReward, metricsPath, lossMean                                     string
 	)
@@ -196,7 +196,7 @@ resumable (run the same command again after an interruption).`,
 						return lerr
 					}
 					behaviour := func(name string) (dialog.Agent, error) { return spec.Agent(t, name) }
-					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{RLConfig: cfg, Reward: staticReward, FillRounds: staticFill}, out, log)
+					res, err = train.Static(cmd.Context(), policy, t, eps, behaviour, u, human, train.StaticConfig{RLConfig: cfg, Reward: staticReward, FillRounds: staticFill, GradTokens: staticTokens}, out, log)
 				}
 				if err != nil {
 					return err
@@ -217,6 +217,7 @@ resumable (run the same command again after an interruption).`,
 	f.StringVar(&lossMean, "loss-mean", "", "override how the RL loss averages a minibatch: token (the preset's) or sequence (each conversation weighs the same)")
 	f.StringVar(&metricsPath, "metrics", "", "append every training record (per step or iteration) to this JSONL file")
 	f.StringVar(&staticReward, "static-reward", train.StaticOutcome, "how static RL scores a candidate: outcome, continuation or behaviour")
+	f.IntVar(&staticTokens, "static-tokens", 0, "static RL with --static-fill: fill until the informative groups hold this many gradient tokens (train/grad_tokens) instead of a count of groups (0: by groups)")
 	f.IntVar(&staticFill, "static-fill", 0, "static RL: draw up to this many rounds of prompts per iteration until it holds --preset's prompts-per-iteration informative groups (rewards not all equal), and train on those (0: one round, flat groups dropped)")
 	f.StringVar(&presetName, "preset", "quick", "budget: "+joinNames(preset.Names()))
 	f.StringVar(&tokPath, "tokenizer", "", "tokenizer.json for sft (default: train one on the logs)")
