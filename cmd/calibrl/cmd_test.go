@@ -223,3 +223,31 @@ func TestReproduceTiny(t *testing.T) {
 		t.Fatalf("--jobs 1 on a finished run changed its summary:\n%s\n%s", out, one)
 	}
 }
+
+// train-policy's RL overrides reach the trainer: the group and the
+// rollouts' temperature are in the state it saves (the levers of the RL
+// settings study).
+func TestTrainPolicyGroupAndTemperature(t *testing.T) {
+	dir := t.TempDir()
+	logs, base, out := filepath.Join(dir, "logs.jsonl"), filepath.Join(dir, "base"), filepath.Join(dir, "grpo")
+	mustRun(t, "collect", "--agent", "scripted:careful", "-n", "8", "--out", logs)
+	mustRun(t, "train-policy", "--algo", "sft", "--logs", logs, "--out", base, "--preset", "tiny", "--steps", "2")
+	mustRun(t, "train-policy", "--algo", "grpo", "--user", "naive", "--init", base, "--out", out, "--preset", "tiny",
+		"--steps", "1", "--instances", "2", "--group", "3", "--temperature", "0.7")
+	b, err := os.ReadFile(filepath.Join(out, "last", "trainer_state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Group    int `json:"group"`
+		Settings struct {
+			Gen struct{ Temperature float64 }
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Group != 3 || st.Settings.Gen.Temperature != 0.7 {
+		t.Errorf("trainer state has group %d and temperature %v, want 3 and 0.7", st.Group, st.Settings.Gen.Temperature)
+	}
+}

@@ -121,6 +121,8 @@ func TestNegativeOverridesRefused(t *testing.T) {
 		{[]string{"train-policy", "--lr", "-1", "--out", dir}, "--lr -1: want > 0"},
 		{[]string{"train-policy", "--beta", "-0.5", "--out", dir}, "--beta -0.5: want ≥ 0"},
 		{[]string{"train-policy", "--instances", "-2", "--out", dir}, "--instances -2: want > 0"},
+		{[]string{"train-policy", "--temperature", "0", "--out", dir}, "--temperature 0: want > 0"},
+		{[]string{"train-policy", "--group", "1", "--out", dir}, "--group 1: want > 1"},
 		{[]string{"train-sim", "--steps", "-1", "--logs", "x.jsonl", "--out", dir}, "--steps -1: want ≥ 0"},
 	} {
 		_, err := run(t, c.args...)

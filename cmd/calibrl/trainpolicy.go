@@ -22,8 +22,8 @@ func newTrainPolicyCmd() *cobra.Command {
 	var (
 		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                                    uint64
-		steps, updates, miniBatch, staticFill, staticTokens, instances          int
-		lr, beta                                                                float64
+		steps, updates, miniBatch, staticFill, staticTokens, instances, group   int
+		lr, beta, temperature                                                   float64
 		staticReward, metricsPath, lossMean                                     string
 	)
 	cmd := &cobra.Command{
@@ -63,7 +63,8 @@ resumable (run the same command again after an interruption).`,
   calibrl train-policy --algo static --task mathchat --user learned:sim --logs logs.jsonl --init base --out static`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr", "updates", "minibatch", "instances")); err != nil {
+			if err := errors.Join(atLeast(cmd, 0, false, "steps", "beta"), atLeast(cmd, 0, true, "lr", "updates", "minibatch", "instances", "temperature"),
+				atLeast(cmd, 1, true, "group")); err != nil {
 				return err
 			}
 			p, err := presetTask(presetName, &taskName, &data) // the task and budgets reproduce gives it
@@ -168,6 +169,12 @@ resumable (run the same command again after an interruption).`,
 				if lossMean != "" {
 					cfg.LossMean = lossMean
 				}
+				if group > 0 {
+					cfg.Group = group
+				}
+				if temperature >= 0 {
+					cfg.Gen.Temperature = temperature
+				}
 				if err := cfg.Validate(); err != nil {
 					return err // before loading anything
 				}
@@ -227,6 +234,8 @@ resumable (run the same command again after an interruption).`,
 	f.IntVar(&updates, "updates", 0, "override the RL passes over each batch (default: the preset's)")
 	f.IntVar(&instances, "instances", 0, "override the RL problems (static: prompts) per iteration, each played by a group (default: the preset's)")
 	f.IntVar(&miniBatch, "minibatch", 0, "override the RL sequences per optimizer step (default: the preset's)")
+	f.IntVar(&group, "group", 0, "GRPO: conversations per problem, the group its advantages are relative to (0: the preset's)")
+	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of the training rollouts (default the trainer's 1: the policy being optimised); below 1 RL trains on sharper samples, so evaluate at the same temperature (eval --temperature)")
 	f.Float64Var(&beta, "beta", -1, "override the RL weight of the KL to the initial policy (default: the preset's)")
 	return cmd
 }
