@@ -10,8 +10,8 @@ import (
 )
 
 func TestPresetsAreValid(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "tiny,quick,paper" {
-		t.Fatalf("Names() = %s, want tiny,quick,paper in size order", got)
+	if got := strings.Join(Names(), ","); got != "tiny,quick,standard,paper" {
+		t.Fatalf("Names() = %s, want tiny,quick,standard,paper in size order", got)
 	}
 	for _, n := range Names() {
 		p, err := Get(n)
@@ -146,6 +146,28 @@ func TestForSizesTheTaskFamily(t *testing.T) {
 		p, _ := Get(n)
 		if got := p.For("docedit"); !reflect.DeepEqual(got, p) {
 			t.Errorf("%s changed for docedit", n)
+		}
+	}
+}
+
+// standard is quick with four times the RL iterations and the monitor as
+// often per run, for every task family; nothing else differs, so a
+// standard run's base, simulator and evaluations are quick's.
+func TestStandardIsQuickWithMoreRL(t *testing.T) {
+	for _, family := range []string{"mathchat", "docedit", "support"} {
+		q, _ := Get("quick")
+		s, err := Get("standard")
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, s = q.For(family), s.For(family)
+		if s.RL.Iterations != 4*q.RL.Iterations || s.RL.MonitorEvery != 4*q.RL.MonitorEvery {
+			t.Errorf("%s: standard trains %d iterations (monitor every %d), quick %d (%d): want four times", family,
+				s.RL.Iterations, s.RL.MonitorEvery, q.RL.Iterations, q.RL.MonitorEvery)
+		}
+		s.Name, s.RL.Iterations, s.RL.MonitorEvery = q.Name, q.RL.Iterations, q.RL.MonitorEvery
+		if !reflect.DeepEqual(s, q) {
+			t.Errorf("%s: standard differs from quick in more than RL iterations:\n%+v\n%+v", family, s, q)
 		}
 	}
 }

@@ -23,8 +23,12 @@ type TaskSizing struct {
 // taskSizings holds, by preset and task family, the families that size
 // themselves.
 func taskSizings() map[string]map[string]TaskSizing {
+	// standard keeps quick's sizing with its own RL factor.
+	doceditStandard := doceditQuick
+	doceditStandard.RLIterations *= standardRLFactor
 	return map[string]map[string]TaskSizing{
-		"quick": {"docedit": doceditQuick, "support": supportQuick},
+		"quick":    {"docedit": doceditQuick, "support": supportQuick},
+		"standard": {"docedit": doceditStandard, "support": supportQuick},
 	}
 }
 

@@ -132,7 +132,7 @@ make): the bookkeeping the embedded base needs past H = 4.`,
 	f.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the Monte Carlo cross-check, or of every run of the learned study")
 	f.StringVar(&out, "out", "", "also write report.md, result.json and "+horizon.PlotName+".png/.svg into this folder")
 	f.StringVar(&task, "task", "mathchat", "task of the learned-model study, optionally with an option for every H: mathchat:ledger (the ledger of the numbers told) or mathchat:nocalc")
-	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, paper")
+	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, standard, paper")
 	f.IntVar(&iterations, "iterations", 0, "RL iterations of every arm at every H in the learned-model study (0: the preset's)")
 	f.IntVar(&jobs, "jobs", 0, "independent stages of the learned-model study run side by side, as reproduce --jobs (0: min(2, cores)); results do not depend on it")
 	return cmd

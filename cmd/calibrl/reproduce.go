@@ -76,9 +76,9 @@ nothing to a report, in a run folder:
              fidelity, transcripts; calibrl report RUNDIR re-renders it)
 
 Every arm starts from the same base with the same RL budget, and is trained
-once per RL seed (--rl-seeds, default the preset's: tiny 2, quick 3, paper
-3) into checkpoints/ARM/seed-K. Seed index 0 trains with --seed itself,
-index K > 0 with SplitMix64(seed XOR K·0xd1b54a32d192ed03)
+once per RL seed (--rl-seeds, default the preset's: tiny 2, quick,
+standard and paper 3) into checkpoints/ARM/seed-K. Seed index 0 trains
+with --seed itself, index K > 0 with SplitMix64(seed XOR K·0xd1b54a32d192ed03)
 (reproduce.RLSeed). Every arm and seed plays the same held-out problems
 with the same user seeds, so arms are compared problem by problem.
 
@@ -232,7 +232,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Task, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), paper (hours)")
+	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (about an hour on 2 cores), standard (quick with 4× the RL iterations; about twice quick's time, estimated from its measured iteration times), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
 	f.BoolVar(&cfg.FilteredBC, "filtered-bc", false, "also train the filtered behaviour-cloning arm: the base fine-tuned on the logs' solved conversations (the cheap alternative to RL), per RL seed, beside the others in every table")
@@ -244,7 +244,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.StringVar(&sliceName, "eval-slice", "test", "part of the test split every evaluation plays: test (the verdict's) or validation (for runs that choose settings; from problem 20000, users seeded apart)")
 	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration) and its control, refit-control-interactive (one re-fit before RL on as many base-policy human conversations)")
-	f.IntVar(&cfg.RLIterations, "rl-iterations", 0, "RL iterations of every arm (default 0: the preset's; tiny 2, quick 30, paper 300); a run folder keeps the count it was started with")
+	f.IntVar(&cfg.RLIterations, "rl-iterations", 0, "RL iterations of every arm (default 0: the preset's; tiny 2, quick 30, standard 120, paper 300); a run folder keeps the count it was started with")
 	f.IntVar(&cfg.Curves, "curves", 0, fmt.Sprintf("the success-vs-iterations study: at about %d readings over the RL budget every arm plays this many validation problems against the human proxy, greedy and sampled (report.md's curves and table; default 0: off; at most %d)", 11, eval.MaxSliceEpisodes))
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
