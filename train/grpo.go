@@ -103,7 +103,14 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 			return rlBatch{}, err
 		}
 		for k, seq := range ss.Seqs {
-			b.seqs, b.owner, b.sampled = append(b.seqs, seq), append(b.owner, i), append(b.sampled, ss.Logp[k])
+			// The sampler's log-probs are the untempered model's: the old
+			// log-probs of a first pass only at temperature 1 (else nil,
+			// and update scores them at the rollouts' temperature).
+			var lp []float32
+			if r.cfg.Gen.Temperature == 1 {
+				lp = ss.Logp[k]
+			}
+			b.seqs, b.owner, b.sampled = append(b.seqs, seq), append(b.owner, i), append(b.sampled, lp)
 		}
 		if ss.PerTurn {
 			split++

@@ -591,7 +591,7 @@ func TestGRPOUpdateFollowsAdvantage(t *testing.T) {
 			t.Fatal(err)
 		}
 		loglik := func() float64 {
-			lp, err := sequenceLogp(m, b.seqs, []int{0}, 1)
+			lp, err := sequenceLogp(m, b.seqs, []int{0}, 1, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -642,11 +642,11 @@ func TestGRPOKLPullsTowardReference(t *testing.T) {
 		idx[i], adv[i] = i, 1e-9*float64(1-2*(i%2))
 	}
 	kl := func() float64 {
-		pol, err := sequenceLogp(m, b.seqs, idx, 8)
+		pol, err := sequenceLogp(m, b.seqs, idx, 8, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := sequenceLogp(r.ref, b.seqs, idx, 8)
+		ref, err := sequenceLogp(r.ref, b.seqs, idx, 8, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -769,5 +769,45 @@ func TestGRPOStepLengthRunsMatchWholeMinibatch(t *testing.T) {
 	}
 	if maxGrad == 0 || maxDiff > 1e-5*maxGrad {
 		t.Fatalf("gradients differ by %.3g (largest %.3g)", maxDiff, maxGrad)
+	}
+}
+
+// Rollouts sampled at a temperature other than 1 are scored under the
+// tempered policy that drew them: the sampler's untempered log-probs are
+// not reused, and the first step's ratio of new to old log-probs is 1 (it
+// is far from 1 if either side is scored untempered).
+func TestGRPOScoresAtTheRolloutTemperature(t *testing.T) {
+	m := toyPolicy(t, 80)
+	cfg := smallGRPO()
+	cfg.UpdatesPerBatch, cfg.Gen.Temperature = 1, 0.5
+	cfg.MiniBatch = 64
+	r, err := newRLRun(m, addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &chatlm.Agent{Model: m, Gen: cfg.Gen}
+	eps, sessions, err := rollout.Play(context.Background(), addTask{}, agent, addUser{}, rollout.Config{Split: "train", Instances: 4, MaxTurns: 2, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.conversations(eps, sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, lp := range b.sampled {
+		if lp != nil {
+			t.Fatalf("sequence %d keeps the sampler's untempered log-probs", k)
+		}
+	}
+	adv := make([]float64, len(b.seqs))
+	for k := range adv {
+		adv[k] = float64(k%2)*2 - 1
+	}
+	us, err := r.update(b.seqs, adv, b.sampled, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us.steps != 1 || math.Abs(us.ratio-1) > 1e-5 {
+		t.Fatalf("%d steps, first-step ratio %v: want one step at ratio 1", us.steps, us.ratio)
 	}
 }

@@ -31,7 +31,8 @@ func monitorRecords(t *testing.T, cfg RLConfig, sft int, tk rollout.Task, human 
 // With MonitorSampled the monitor also reads the policy sampled at the
 // rollouts' temperature on the same problems: a partly trained policy,
 // which is stochastic, succeeds at another rate sampled than greedy; with
-// rollouts that are themselves greedy, the two readings are equal.
+// rollouts at a temperature near 0 (greedy ones are refused: every group
+// would be flat), the two readings are equal.
 func TestMonitorSampledReadsTheRolloutsDecoding(t *testing.T) {
 	cfg := smallGRPO()
 	cfg.Iterations, cfg.MonitorEvery, cfg.MonitorInstances, cfg.MonitorSampled = 1, 1, 24, true
@@ -46,10 +47,14 @@ func TestMonitorSampledReadsTheRolloutsDecoding(t *testing.T) {
 	if g == s {
 		t.Errorf("iteration 0: sampled success %v equals greedy's %v: the sampled reading did not sample", s, g)
 	}
-	cfg.Gen.Temperature = 0
+	cfg.Gen.Temperature = 1e-3
 	mons = monitorRecords(t, cfg, 30, addTask{}, addUser{})
 	if g, s := mons[0][MetricMonitorHumanSuccess], mons[0][MetricMonitorSampledSuccess]; g != s {
-		t.Errorf("greedy rollouts: the sampled reading %v differs from the greedy one %v", s, g)
+		t.Errorf("near-greedy rollouts: the sampled reading %v differs from the greedy one %v", s, g)
+	}
+	cfg.Gen.Temperature = 0
+	if err := cfg.Validate(); err == nil {
+		t.Error("greedy rollouts: no error")
 	}
 	// Off by default: no sampled reading.
 	cfg = smallGRPO()

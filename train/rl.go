@@ -84,7 +84,11 @@ type RLConfig struct {
 	MaxTurns int
 	// Gen is how the policy writes its turns during training. Default
 	// chatlm.DefaultGenConfig(): temperature 1 and top-p 1, so the
-	// samples come from the policy being optimised (on-policy).
+	// samples come from the policy being optimised (on-policy). At
+	// another temperature the policy optimised is the tempered one: the
+	// trainer scores the samples, old and reference log-probs included,
+	// under softmax(logits/temperature) (lm.Model.ForwardAt), as the
+	// rollouts drew them.
 	Gen chatlm.GenConfig
 
 	// ClipEps is PPO's ratio clip ε. Default 0.2.
@@ -171,6 +175,10 @@ const (
 	LossMeanSequence = "sequence"
 )
 
+// maxRolloutTemperature bounds RLConfig.Gen.Temperature: past a few the
+// samples are noise.
+const maxRolloutTemperature = 10
+
 // DefaultRLConfig returns the documented defaults.
 func DefaultRLConfig() RLConfig {
 	mon := chatlm.DefaultGenConfig()
@@ -209,6 +217,9 @@ func (c RLConfig) Validate() error {
 		return fmt.Errorf("rl config: max turns %d, want > 0", c.MaxTurns)
 	case c.Gen.MaxNewTokens <= 0:
 		return fmt.Errorf("rl config: gen max new tokens %d, want > 0", c.Gen.MaxNewTokens)
+	case !(c.Gen.Temperature > 0 && c.Gen.Temperature <= maxRolloutTemperature):
+		// Greedy rollouts would make every group one conversation G times.
+		return fmt.Errorf("rl config: rollout temperature %v, want in (0, %v]", c.Gen.Temperature, maxRolloutTemperature)
 	case !(c.ClipEps > 0 && c.ClipEps < 1):
 		return fmt.Errorf("rl config: clip eps %v, want in (0,1)", c.ClipEps)
 	case !(c.Beta >= 0):

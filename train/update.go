@@ -80,7 +80,7 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float3
 		for j, k := range missing {
 			sub[j] = idx[k]
 		}
-		lp, err := sequenceLogp(r.policy, seqs, sub, cfg.MiniBatch)
+		lp, err := sequenceLogp(r.policy, seqs, sub, cfg.MiniBatch, r.scoreTemp())
 		if err != nil {
 			return us, err
 		}
@@ -88,7 +88,7 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float3
 			old[k] = lp[j]
 		}
 	}
-	ref, err := sequenceLogp(r.ref, seqs, idx, cfg.MiniBatch)
+	ref, err := sequenceLogp(r.ref, seqs, idx, cfg.MiniBatch, r.scoreTemp())
 	if err != nil {
 		return us, err
 	}
@@ -159,7 +159,7 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 				}
 			}
 		}
-		logp, err := r.policy.LM.Forward(tok, B, T, lens)
+		logp, err := r.policy.LM.ForwardAt(tok, B, T, lens, r.scoreTemp())
 		if err != nil {
 			return PolicyLossStats{}, 0, err
 		}
@@ -243,7 +243,7 @@ func lengthRuns(seqs []chatlm.Sequence, idx, mb []int) [][]int {
 // length (the longest first), so little is padded. A row's log-probs do
 // not depend on the rows beside it or on the padding, so the batching
 // changes no figure.
-func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int) ([][]float32, error) {
+func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int, temp float32) ([][]float32, error) {
 	out := make([][]float32, len(idx))
 	order := make([]int, len(idx)) // positions in idx, longest sequence first
 	for k := range order {
@@ -257,7 +257,7 @@ func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int)
 			b[j] = seqs[idx[k]]
 		}
 		tok, B, T, lens, _ := m.Pack(b)
-		logp, err := m.LM.Forward(tok, B, T, lens)
+		logp, err := m.LM.ForwardAt(tok, B, T, lens, temp)
 		if err != nil {
 			return nil, err
 		}
@@ -267,6 +267,10 @@ func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int)
 	}
 	return out, nil
 }
+
+// scoreTemp is the temperature the trainer scores sequences at: the
+// rollouts' (RLConfig.Gen).
+func (r *rlRun) scoreTemp() float32 { return float32(r.cfg.Gen.Temperature) }
 
 // meanKL is the mean k3 KL over masked positions.
 func meanKL(logp, ref, mask []float32) float64 {
