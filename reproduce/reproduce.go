@@ -237,6 +237,9 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if cfg.StaticTokens < 0 || cfg.StaticTokens > 0 && cfg.StaticFill == 0 {
 		return nil, fmt.Errorf("reproduce: static gradient tokens %d: want 0, or a positive budget with fill rounds (StaticFill) to draw it", cfg.StaticTokens)
 	}
+	if err := checkRecalibration(cfg); err != nil {
+		return nil, err
+	}
 	r, err := openRun(cfg)
 	if err != nil {
 		return nil, err
@@ -245,14 +248,6 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	cfg, t, f := r.cfg, r.t, r.f
 	if err := r.manifest(); err != nil {
 		return nil, err
-	}
-	if cfg.Recalibrate {
-		if err := cfg.Preset.Recalibration.Validate(cfg.Preset.RL.Iterations); err != nil {
-			return nil, fmt.Errorf("reproduce: %w", err)
-		}
-		if n := cfg.Preset.Recalibration.Rounds; n < 2 {
-			return nil, fmt.Errorf("reproduce: recalibration in %d round has no re-fit, so its control (%s) has nothing to match: want at least 2 rounds", n, ArmRefitControl)
-		}
 	}
 	// Stages in one group run side by side (runStages); the groups run in
 	// order, each reading only what earlier ones wrote.
@@ -413,6 +408,34 @@ func (r *run) trained(out string, res train.RLResult) {
 	r.rlResults[out] = res
 }
 
+// checkRecalibration refuses an unusable recalibration budget before the
+// run folder opens (Config.Recalibrate; the RL iterations are
+// Config.RLIterations where set).
+func checkRecalibration(cfg Config) error {
+	if !cfg.Recalibrate {
+		return nil
+	}
+	iterations := cfg.Preset.RL.Iterations
+	if cfg.RLIterations > 0 {
+		iterations = cfg.RLIterations
+	}
+	if err := cfg.Preset.Recalibration.Validate(iterations); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	if n := cfg.Preset.Recalibration.Rounds; n < 2 {
+		return fmt.Errorf("reproduce: recalibration in %d round has no re-fit, so its control (%s) has nothing to match: want at least 2 rounds", n, ArmRefitControl)
+	}
+	return nil
+}
+
+// recalibrationAsJSON is the recalibration budget as the manifest holds it
+// once read back (numbers as float64), so that a resume compares like
+// with like.
+func recalibrationAsJSON(c preset.Recalibration) map[string]any {
+	return map[string]any{"rounds": float64(c.Rounds), "gap_episodes": float64(c.GapEpisodes),
+		"human_episodes": float64(c.HumanEpisodes), "replay_logs": float64(c.ReplayLogs), "refit_steps": float64(c.SFT.Steps)}
+}
+
 func (r *run) manifest() error {
 	var old runfolder.Manifest
 	if err := r.f.ReadJSON("manifest.json", &old); err == nil {
@@ -459,6 +482,11 @@ func (r *run) manifest() error {
 					r.cfg.Out, int(oldTokens), r.cfg.StaticTokens)
 			}
 		}
+		if old, has := c["recalibration"]; ok && has && r.cfg.Recalibrate && fmt.Sprint(old) != fmt.Sprint(recalibrationAsJSON(r.cfg.Preset.Recalibration)) {
+			// A folder from before this record holds none: its rounds were
+			// the preset's.
+			return fmt.Errorf("reproduce: %s was started with the recalibration budget %v, not %v: use another --out", r.cfg.Out, old, recalibrationAsJSON(r.cfg.Preset.Recalibration))
+		}
 		if _, has := c["filtered_bc"]; ok && has != r.cfg.FilteredBC {
 			return fmt.Errorf("reproduce: %s was started %s the filtered-BC arm: use another --out", r.cfg.Out, map[bool]string{true: "with", false: "without"}[has])
 		}
@@ -489,6 +517,9 @@ func (r *run) manifest() error {
 	}
 	if r.cfg.StaticTokens > 0 {
 		config["static_tokens"] = r.cfg.StaticTokens
+	}
+	if r.cfg.Recalibrate {
+		config["recalibration"] = recalibrationAsJSON(r.cfg.Preset.Recalibration)
 	}
 	if r.cfg.RLIterations > 0 {
 		config["rl_iterations"] = r.cfg.RLIterations // "rl" holds them too; the preset's go unsaid

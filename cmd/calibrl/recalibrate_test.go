@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,21 @@ func TestReproduceRecalibrate(t *testing.T) {
 		"recalibration/seed-1/control/human.episodes.jsonl", "recalibration/seed-1/control/gap.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run folder lacks %s", f)
+		}
+	}
+	// The recalibration budget's flags: refused without --recalibrate,
+	// validated against the RL budget, and kept by the run folder.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--recal-rounds", "2"}, "--recal-rounds sets the recalibrated arm's budget: it needs --recalibrate"},
+		{[]string{"--recalibrate", "--recal-rounds", "3"}, "recalibration: 3 rounds of 2 RL iterations, want 1 to 2"},
+		{[]string{"--recalibrate", "--recal-gap", "6"}, "was started with the recalibration budget"},
+	} {
+		args := append([]string{"reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir}, c.args...)
+		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
 		}
 	}
 }

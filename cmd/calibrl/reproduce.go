@@ -17,15 +17,16 @@ import (
 
 func newReproduceCmd() *cobra.Command {
 	var (
-		cfg                  reproduce.Config
-		presetName, profiles string
-		data                 string
-		rlSeeds              int
-		asJSON               bool
-		doses                []string
-		hacking              int
-		pipelines            seedList
-		sliceName            string
+		cfg                   reproduce.Config
+		presetName, profiles  string
+		data                  string
+		rlSeeds               int
+		recalRounds, recalGap int
+		asJSON                bool
+		doses                 []string
+		hacking               int
+		pipelines             seedList
+		sliceName             string
 	)
 	cmd := &cobra.Command{
 		Use:   "reproduce",
@@ -169,6 +170,19 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 				}
 				p.RLSeeds = rlSeeds
 			}
+			for _, c := range []struct {
+				flag string
+				v    int
+				set  *int
+			}{{"recal-rounds", recalRounds, &p.Recalibration.Rounds}, {"recal-gap", recalGap, &p.Recalibration.GapEpisodes}} {
+				if !cmd.Flags().Changed(c.flag) {
+					continue
+				}
+				if !cfg.Recalibrate {
+					return fmt.Errorf("--%s sets the recalibrated arm's budget: it needs --recalibrate", c.flag)
+				}
+				*c.set = c.v // reproduce.Run validates the budget
+			}
 			cfg.Preset = p
 			cfg.Profiles = spec.Agents(profiles)
 			if err := reproduce.CheckStaticRewards(cfg.StaticRewards); err != nil {
@@ -243,6 +257,8 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.Float64SliceVar(&cfg.TuneGrid, "best-temperature", nil, "also evaluate each policy at its best temperature from this ascending grid (0: greedy), chosen on validation problems no verdict uses, e.g. 0,0.25,0.5,0.75,1 (a third verdict: summary-best.json)")
 	f.StringVar(&sliceName, "eval-slice", "test", "part of the test split every evaluation plays: test (the verdict's) or validation (for runs that choose settings; from problem 20000, users seeded apart)")
 	f.Var(&pipelines, "pipelines", "comma-separated seeds, one whole pipeline each (at least 2), pooled into OUT/pooled.md; replaces --seed")
+	f.IntVar(&recalRounds, "recal-rounds", 0, "with --recalibrate: the RL rounds, a re-fit between each two (default the preset's: quick 2, one re-fit)")
+	f.IntVar(&recalGap, "recal-gap", 0, "with --recalibrate: held-out problems each round's sim-to-real gap is measured on (default the preset's: quick 200; about 800 detect a change of 0.05)")
 	f.BoolVar(&cfg.Recalibrate, "recalibrate", false, "also train the recalibrated-interactive arm (online recalibration; budget: the preset's Recalibration) and its control, refit-control-interactive (one re-fit before RL on as many base-policy human conversations)")
 	f.IntVar(&cfg.RLIterations, "rl-iterations", 0, "RL iterations of every arm (default 0: the preset's; tiny 2, quick 30, standard 120, paper 300); a run folder keeps the count it was started with")
 	f.IntVar(&cfg.Curves, "curves", 0, fmt.Sprintf("the success-vs-iterations study: at about %d readings over the RL budget every arm plays this many validation problems against the human proxy, greedy and sampled (report.md's curves and table; default 0: off; at most %d)", 11, eval.MaxSliceEpisodes))
