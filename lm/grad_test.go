@@ -135,24 +135,32 @@ func tinyConfig() Config {
 	return Config{VocabSize: 11, Context: 8, Dim: 8, Layers: 2, Heads: 2}
 }
 
+// gradModel is the tiny model (tied or not) the model-level gradient
+// checks run on, its weights pushed past the init so that every path
+// carries signal, with its random source and a 2×6 batch of tokens.
+func gradModel(t *testing.T, untied bool, s1, s2 uint64) (*Model, Config, *rand.Rand, []int) {
+	t.Helper()
+	cfg := tinyConfig()
+	cfg.Untied = untied
+	rng := rand.New(rand.NewPCG(s1, s2))
+	m, err := New(cfg, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Params.Data {
+		m.Params.Data[i] += float32(rng.NormFloat64() * 0.3)
+	}
+	tokens := make([]int, 2*6)
+	for i := range tokens {
+		tokens[i] = rng.IntN(cfg.VocabSize)
+	}
+	return m, cfg, rng, tokens
+}
+
 func TestModelGrad(t *testing.T) {
 	for _, untied := range []bool{false, true} {
-		cfg := tinyConfig()
-		cfg.Untied = untied
-		rng := rand.New(rand.NewPCG(9, 10))
-		m, err := New(cfg, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Larger weights than the init so every path carries signal.
-		for i := range m.Params.Data {
-			m.Params.Data[i] += float32(rng.NormFloat64() * 0.3)
-		}
+		m, cfg, rng, tokens := gradModel(t, untied, 9, 10)
 		B, T := 2, 6
-		tokens := make([]int, B*T)
-		for i := range tokens {
-			tokens[i] = rng.IntN(cfg.VocabSize)
-		}
 		lens := []int{6, 4}
 		r := randVec(rng, B*T, 1)
 		loss := func() float64 {
@@ -182,21 +190,8 @@ func TestModelGrad(t *testing.T) {
 func TestForwardAtTemperature(t *testing.T) {
 	const temp = 0.7
 	for _, untied := range []bool{false, true} {
-		cfg := tinyConfig()
-		cfg.Untied = untied
-		rng := rand.New(rand.NewPCG(11, 12))
-		m, err := New(cfg, rng)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range m.Params.Data {
-			m.Params.Data[i] += float32(rng.NormFloat64() * 0.3)
-		}
+		m, cfg, rng, tokens := gradModel(t, untied, 11, 12)
 		B, T := 2, 6
-		tokens := make([]int, B*T)
-		for i := range tokens {
-			tokens[i] = rng.IntN(cfg.VocabSize)
-		}
 		lens := []int{6, 5}
 		one, err := m.Forward(tokens, B, T, lens)
 		if err != nil {
