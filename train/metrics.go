@@ -35,7 +35,10 @@ const (
 	MetricKL         = "loss/kl"
 	MetricClipFrac   = "loss/clip_frac"
 	MetricUpdates    = "train/updates"
-	MetricSequences  = "train/sequences"
+	// MetricLRScale is the factor RLConfig.LRCosine applies to the
+	// learning rate at the iteration (1 → 0.1); absent at a constant rate.
+	MetricLRScale   = "train/lr_scale"
+	MetricSequences = "train/sequences"
 	// MetricGradTokens is the policy-gradient budget of an iteration: the
 	// policy's own tokens (those the loss mask trains) in the sequences
 	// with a non-zero advantage, each counted once however many passes

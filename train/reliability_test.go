@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,5 +198,47 @@ func TestSFTRerunOfAFinishedRunTrainsNothing(t *testing.T) {
 		if !bytes.Equal(weights(), w0) {
 			t.Errorf("rerun %d changed the weights", rerun)
 		}
+	}
+}
+
+// The cosine schedule acts on the updates (a run with it ends elsewhere
+// than one at a constant rate, and its later iterations log a smaller
+// scale) and ties the run to its length: resuming with more iterations
+// would change every later update, so it is refused.
+func TestGRPOCosineLRActsAndFixesTheLength(t *testing.T) {
+	if f := (RLConfig{Iterations: 5, LRCosine: true}); f.lrFactor(0) != 1 || math.Abs(f.lrFactor(4)-0.1) > 1e-12 || math.Abs(f.lrFactor(2)-0.55) > 1e-12 {
+		t.Errorf("cosine factors %v %v %v, want 1, 0.55, 0.1", f.lrFactor(0), f.lrFactor(2), f.lrFactor(4))
+	}
+	if f := (RLConfig{Iterations: 5}); f.lrFactor(4) != 1 {
+		t.Errorf("constant rate: factor %v at the last iteration, want 1", f.lrFactor(4))
+	}
+	cfg := smallGRPO()
+	cfg.MonitorEvery, cfg.Iterations, cfg.Warmup = 0, 3, 0
+	flat, err := grpoWeights(t, cfg, filepath.Join(t.TempDir(), "constant"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cos := cfg
+	cos.LRCosine = true
+	out := filepath.Join(t.TempDir(), "cosine")
+	var scales []float64
+	log := func(rec map[string]any) {
+		if s, ok := rec[MetricLRScale].(float64); ok {
+			scales = append(scales, s)
+		}
+	}
+	decayed, err := grpoWeights(t, cos, out, context.Background(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(flat, decayed) {
+		t.Error("the cosine schedule left the weights those of a constant rate")
+	}
+	if len(scales) == 0 || scales[len(scales)-1] > 0.1+1e-12 {
+		t.Errorf("logged lr scales %v, want the last at 0.1", scales)
+	}
+	cos.Iterations = 4
+	if _, err := grpoWeights(t, cos, out, context.Background(), nil); err == nil || !strings.Contains(err.Error(), "cosine_iterations 3 → 4") {
+		t.Errorf("a longer cosine resume: got %v, want it refused naming cosine_iterations", err)
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/calibrl/calibrl/chatlm"
@@ -122,6 +123,14 @@ type RLConfig struct {
 	// base policy.
 	LR     float64
 	Warmup int
+	// LRCosine decays the learning rate after warm-up along a cosine,
+	// from LR at the first iteration to LR/10 at the last (nanoGPT's
+	// schedule and floor), indexed by iteration rather than optimizer
+	// step because an iteration's steps vary with its informative groups.
+	// Late updates then move the policy less: one of the levers that
+	// might let RL settle on a mode instead of drifting (issue 34's
+	// levers). Default false: constant after warm-up.
+	LRCosine bool
 	// WeightDecay for AdamW. Default 0: the policy should move only where
 	// the reward says.
 	WeightDecay float64
@@ -178,6 +187,17 @@ const (
 // maxRolloutTemperature bounds RLConfig.Gen.Temperature: past a few the
 // samples are noise.
 const maxRolloutTemperature = 10
+
+// lrFactor is the multiplier LRCosine applies to the learning rate at
+// iteration it (0-based): 1 at the first iteration, 0.1 at the last.
+func (c RLConfig) lrFactor(it int) float64 {
+	if !c.LRCosine || c.Iterations <= 1 {
+		return 1
+	}
+	const floor = 0.1
+	progress := math.Min(1, float64(it)/float64(c.Iterations-1))
+	return floor + (1-floor)*0.5*(1+math.Cos(math.Pi*progress))
+}
 
 // DefaultRLConfig returns the documented defaults.
 func DefaultRLConfig() RLConfig {

@@ -42,8 +42,8 @@ type rlState struct {
 
 // rlSettings are the RLConfig fields that shape the weights besides
 // those rlState checks on its own. Iterations may grow on a resume (the
-// learning rate is constant after warm-up); the monitor's fields only
-// measure.
+// learning rate is constant after warm-up) unless LRCosine ties the
+// schedule to them; the monitor's fields only measure.
 type rlSettings struct {
 	Split           string           `json:"split"`
 	TrainInstances  int              `json:"train_instances"`
@@ -60,12 +60,21 @@ type rlSettings struct {
 	Warmup          int              `json:"warmup"`
 	WeightDecay     float64          `json:"weight_decay"`
 	ClipNorm        float64          `json:"clip_norm"`
+	// CosineIterations is Iterations when LRCosine is on: the schedule's
+	// length shapes every update, so unlike a constant rate's run it may
+	// not grow on a resume. Zero (absent) for a constant rate, so older
+	// checkpoints read the same.
+	CosineIterations int `json:"cosine_iterations,omitempty"`
 }
 
 func (c RLConfig) settings() rlSettings {
-	return rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
+	s := rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
 		ClipEps: c.ClipEps, Beta: c.Beta, AdvEps: c.AdvEps, UpdatesPerBatch: c.UpdatesPerBatch, MiniBatch: c.MiniBatch,
 		KeepFlatGroups: c.KeepFlatGroups, LossMean: c.LossMean, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
+	if c.LRCosine {
+		s.CosineIterations = c.Iterations
+	}
+	return s
 }
 
 func (r *rlRun) lastDir() string { return filepath.Join(r.out, "last") }

@@ -20,6 +20,9 @@ type updateStats struct {
 	gradTokens                         int // MetricGradTokens
 	loss, kl, clipFrac, ratio, gradSum float64
 	maxAdv                             float64
+	// lrScale is RLConfig.lrFactor at this iteration, logged as
+	// MetricLRScale when a schedule is on (0: constant, not logged).
+	lrScale float64
 	// logprobS and stepS are the seconds spent on the old and reference
 	// log-probs and on the minibatch steps.
 	logprobS, stepS float64
@@ -28,6 +31,9 @@ type updateStats struct {
 func (u updateStats) metrics() map[string]any {
 	m := map[string]any{MetricUpdates: u.steps, MetricSequences: u.seqs, MetricGradTokens: u.gradTokens, "train/adv_abs_max": u.maxAdv,
 		"perf/logprob_s": u.logprobS, "perf/update_s": u.stepS}
+	if u.lrScale > 0 {
+		m[MetricLRScale] = u.lrScale
+	}
 	if u.steps == 0 {
 		return m // no signal: logged as a skipped update, no loss keys
 	}
@@ -45,6 +51,9 @@ func (u updateStats) metrics() map[string]any {
 func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float32, it int) (updateStats, error) {
 	cfg := r.cfg
 	var us updateStats
+	if cfg.LRCosine {
+		us.lrScale = cfg.lrFactor(it)
+	}
 	var idx []int
 	for i, a := range adv {
 		us.maxAdv = max(us.maxAdv, math.Abs(a))
@@ -182,7 +191,7 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		}
 	}
 	norm := lm.ClipGradNorm(r.policy.LM, cfg.ClipNorm)
-	if err := r.opt.Update(r.policy.LM, r.sched.At(r.opt.Step)); err != nil {
+	if err := r.opt.Update(r.policy.LM, r.sched.At(r.opt.Step)*r.cfg.lrFactor(r.st.Iter)); err != nil {
 		return st, norm, err
 	}
 	return st, norm, nil

@@ -233,7 +233,7 @@ func TestTrainPolicyGroupAndTemperature(t *testing.T) {
 	mustRun(t, "collect", "--agent", "scripted:careful", "-n", "8", "--out", logs)
 	mustRun(t, "train-policy", "--algo", "sft", "--logs", logs, "--out", base, "--preset", "tiny", "--steps", "2")
 	mustRun(t, "train-policy", "--algo", "grpo", "--user", "naive", "--init", base, "--out", out, "--preset", "tiny",
-		"--steps", "1", "--instances", "2", "--group", "3", "--temperature", "0.7")
+		"--steps", "2", "--instances", "2", "--group", "3", "--temperature", "0.7", "--lr-schedule", "cosine")
 	b, err := os.ReadFile(filepath.Join(out, "last", "trainer_state.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -241,13 +241,18 @@ func TestTrainPolicyGroupAndTemperature(t *testing.T) {
 	var st struct {
 		Group    int `json:"group"`
 		Settings struct {
-			Gen struct{ Temperature float64 }
+			Gen              struct{ Temperature float64 }
+			CosineIterations int `json:"cosine_iterations"`
 		} `json:"settings"`
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if st.Group != 3 || st.Settings.Gen.Temperature != 0.7 {
-		t.Errorf("trainer state has group %d and temperature %v, want 3 and 0.7", st.Group, st.Settings.Gen.Temperature)
+	if st.Group != 3 || st.Settings.Gen.Temperature != 0.7 || st.Settings.CosineIterations != 2 {
+		t.Errorf("trainer state has group %d, temperature %v, cosine over %d iterations, want 3, 0.7 and 2", st.Group, st.Settings.Gen.Temperature, st.Settings.CosineIterations)
+	}
+	if _, err := run(t, "train-policy", "--algo", "grpo", "--user", "naive", "--init", base, "--out", filepath.Join(dir, "x"), "--preset", "tiny",
+		"--lr-schedule", "linear"); err == nil || !strings.Contains(err.Error(), `--lr-schedule "linear": want constant or cosine`) {
+		t.Errorf("an unknown schedule: got %v", err)
 	}
 }

@@ -24,7 +24,7 @@ func newTrainPolicyCmd() *cobra.Command {
 		seed                                                                    uint64
 		steps, updates, miniBatch, staticFill, staticTokens, instances, group   int
 		lr, beta, temperature                                                   float64
-		staticReward, metricsPath, lossMean                                     string
+		staticReward, metricsPath, lossMean, lrSchedule                         string
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
@@ -175,6 +175,13 @@ resumable (run the same command again after an interruption).`,
 				if temperature >= 0 {
 					cfg.Gen.Temperature = temperature
 				}
+				switch lrSchedule {
+				case "", "constant":
+				case "cosine":
+					cfg.LRCosine = true
+				default:
+					return fmt.Errorf("--lr-schedule %q: want constant or cosine", lrSchedule)
+				}
 				if err := cfg.Validate(); err != nil {
 					return err // before loading anything
 				}
@@ -221,6 +228,7 @@ resumable (run the same command again after an interruption).`,
 	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&logs, "logs", "", "logged episodes (sft, static), or your own human logs (convert-logs; sft)")
+	f.StringVar(&lrSchedule, "lr-schedule", "constant", "RL learning rate after warm-up: constant (the preset's) or cosine (decays to a tenth at the last iteration, so late updates move the policy less)")
 	f.StringVar(&lossMean, "loss-mean", "", "override how the RL loss averages a minibatch: token (the preset's) or sequence (each conversation weighs the same)")
 	f.StringVar(&metricsPath, "metrics", "", "append every training record (per step or iteration) to this JSONL file")
 	f.StringVar(&staticReward, "static-reward", train.StaticOutcome, "how static RL scores a candidate: outcome, continuation or behaviour")
