@@ -109,14 +109,16 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	res := &LearnedResult{Task: cfg.Task, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	// The synthetic study at the same horizons, its lines drawn beside
-	// the learned gaps.
-	sc := DefaultSyntheticConfig()
-	sc.Horizons = cfg.Horizons
-	syn, err := RunSynthetic(sc)
-	if err != nil {
-		return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
+	// the learned gaps; it fits slopes, so it needs three.
+	if len(cfg.Horizons) >= 3 {
+		sc := DefaultSyntheticConfig()
+		sc.Horizons = cfg.Horizons
+		syn, err := RunSynthetic(sc)
+		if err != nil {
+			return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
+		}
+		res.Synthetic, res.SyntheticSlopes = syn.Series(), syn.Slopes
 	}
-	res.Synthetic, res.SyntheticSlopes = syn.Series(), syn.Slopes
 	cfg.Preset = withContext(cfg.Preset, slices.Max(cfg.Horizons))
 	shared := cfg.sharedDir()
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}
