@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -32,21 +33,38 @@ func tinyStudy(t *testing.T, out string, log *slog.Logger) LearnedConfig {
 	return LearnedConfig{Task: "mathchat:ledger", Preset: tiny, Horizons: []int{2, 3, 4}, Seed: 1, Out: out, Jobs: 2, Log: log}
 }
 
-// stageCount counts the reproduce stages run (not those found done).
+// stageCount counts the reproduce stages run (not those found done) by
+// the top-level seed its logger carries (0: none).
 type stageCount struct {
 	slog.Handler
-	ran *atomic.Int64
+	seed uint64
+	ran  *sync.Map // seed → *atomic.Int64
 }
 
 func (c stageCount) Handle(ctx context.Context, r slog.Record) error {
 	if r.Message == "reproduce: stage" {
-		c.ran.Add(1)
+		n, _ := c.ran.LoadOrStore(c.seed, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
 	}
 	return c.Handler.Handle(ctx, r)
 }
 
 func (c stageCount) WithAttrs(as []slog.Attr) slog.Handler {
-	return stageCount{Handler: c.Handler.WithAttrs(as), ran: c.ran}
+	for _, a := range as {
+		if a.Key == "seed" {
+			c.seed = a.Value.Uint64()
+		}
+	}
+	return stageCount{Handler: c.Handler.WithAttrs(as), seed: c.seed, ran: c.ran}
+}
+
+// ran is how many stages the study of seed s ran.
+func ran(counts *sync.Map, s uint64) int64 {
+	n, ok := counts.Load(s)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int64).Load()
 }
 
 // cancelAtH cancels the study when it logs that it starts horizon h.
@@ -175,21 +193,23 @@ func TestLearnedStudyOnTiny(t *testing.T) {
 }
 
 // The study over two top-level seeds with two horizons: each seed's study
-// in its own folder with today's layout, the pooled report beside them,
-// each pooled gap the mean of the seeds' own gaps. Run again with the
-// seeds in the other order, every seed's folder resumes: no stage runs,
-// and the pool follows the seeds as given.
+// in its own folder with a single study's layout, the pooled report beside
+// them, each pooled gap the mean of the seeds' own gaps. Run again with
+// other seeds (2 and 3), each seed's folder is handled on its own: seed 2's
+// resumes without running a stage, seed 3's is trained, seed 1's is left
+// alone, and the pool follows the seeds as given.
 func TestLearnedSeedsOnTiny(t *testing.T) {
 	out := t.TempDir()
-	var ran atomic.Int64
-	cfg := tinyStudy(t, out, slog.New(stageCount{Handler: slog.NewTextHandler(io.Discard, nil), ran: &ran}))
-	cfg.Horizons = []int{2, 3}
+	counts := new(sync.Map)
+	cfg := tinyStudy(t, out, slog.New(stageCount{Handler: slog.NewTextHandler(io.Discard, nil), ran: counts}))
+	// Sized for three studies: two horizons, one RL seed per arm.
+	cfg.Horizons, cfg.Preset.RLSeeds = []int{2, 3}, 1
 	pooled, err := RunLearnedSeeds(context.Background(), cfg, []uint64{1, 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ran.Load() == 0 {
-		t.Fatal("the first call ran no stage")
+	if ran(counts, 1) == 0 || ran(counts, 2) == 0 {
+		t.Fatalf("the first call ran %d stages for seed 1 and %d for seed 2", ran(counts, 1), ran(counts, 2))
 	}
 	for _, f := range []string{"report.md", "result.json", LearnedPlotName + ".png", "seed-1/report.md", "seed-1/result.json", "seed-2/report.md",
 		"seed-1/shared/checkpoints/sim/config.json", "seed-2/shared/checkpoints/base/config.json", "seed-1/h2/summary.json", "seed-2/h3/summary-greedy.json",
@@ -242,15 +262,15 @@ func TestLearnedSeedsOnTiny(t *testing.T) {
 			t.Errorf("pooled report.md lacks %q", want)
 		}
 	}
-	ran.Store(0)
-	again, err := RunLearnedSeeds(context.Background(), cfg, []uint64{2, 1})
+	counts.Clear()
+	again, err := RunLearnedSeeds(context.Background(), cfg, []uint64{2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := ran.Load(); n != 0 {
-		t.Errorf("run again, %d stages ran: want every one found done", n)
+	if ran(counts, 1) != 0 || ran(counts, 2) != 0 || ran(counts, 3) == 0 {
+		t.Errorf("seeds 2,3 after 1,2: %d, %d and %d stages ran for seeds 1, 2 and 3; want 0, 0 and all", ran(counts, 1), ran(counts, 2), ran(counts, 3))
 	}
-	if !slices.Equal(again.Seeds, []uint64{2, 1}) || again.Checks[0].Seeds[0] != pooled.Checks[0].Seeds[1] {
-		t.Errorf("seeds 2,1: pooled seeds %v, first gaps %v (before %v)", again.Seeds, again.Checks[0].Seeds, pooled.Checks[0].Seeds)
+	if !slices.Equal(again.Seeds, []uint64{2, 3}) || again.Checks[0].Seeds[0] != pooled.Checks[0].Seeds[1] || again.Checks[0].BoundSeeds[0] != pooled.Checks[0].BoundSeeds[1] {
+		t.Errorf("seeds 2,3: pooled seeds %v, first gaps %v and bounds %v (before %v and %v)", again.Seeds, again.Checks[0].Seeds, again.Checks[0].BoundSeeds, pooled.Checks[0].Seeds, pooled.Checks[0].BoundSeeds)
 	}
 }
