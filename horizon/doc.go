@@ -53,6 +53,8 @@
 // static, naive-interactive and calibrated-interactive arms evaluated against
 // the human proxy at each H): it fills a [Series] per arm from evaluations
 // instead of from [Model.Exact] and hands them to [FitLogLog], [GapPlot] and
-// [figure.Write]. That study needs the trainers of the reproduce pipeline and is
-// not built yet.
+// [figure.Write] ([RunLearned]). A slope does not check a bound, so each
+// arm's gap is also set beside R_max·Σ_t (H−t)·δ_t from its own measured δ_t
+// ([MeasuredBound], [BoundCheck], [BoundPlot]). [RunLearnedSeeds] runs the
+// whole study once per top-level seed and pools the gaps over them.
 package horizon

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/plot"
+
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/preset"
@@ -55,6 +57,9 @@ type LearnedArm struct {
 	// seed index's gap.
 	GapCI95 [][2]float64 `json:"gap_ci95"`
 	Seeds   [][]float64  `json:"seeds"`
+	// Bound is each H's R_max·Σ_t (H−t)·δ_t from the arm's measured δ_t
+	// (its BoundCheck's), beside the gap it bounds.
+	Bound []float64 `json:"bound"`
 	// Fit is the least-squares slope of log(gap) on log(H) over the
 	// horizons whose gap is positive; nil when fewer than three are.
 	Fit  *Fit   `json:"fit,omitempty"`
@@ -80,6 +85,9 @@ type LearnedResult struct {
 	// same horizons: the theory's lines the plot draws beside the arms.
 	Synthetic       []Series  `json:"synthetic"`
 	SyntheticSlopes SlopeFits `json:"synthetic_slopes"`
+	// Checks hold each arm's gap beside the bound from its measured δ_t,
+	// per H and decoding (bound.go).
+	Checks []BoundCheck `json:"bound_checks"`
 }
 
 // RunLearned trains and evaluates every arm at every horizon (each run
@@ -90,8 +98,10 @@ type LearnedResult struct {
 // so far (Pending names the horizons still to run): an interrupted study
 // shows what it has measured, and the same command goes on from there.
 func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) {
-	if len(cfg.Horizons) < 3 {
-		return nil, errors.New("horizon: the learned study needs at least three horizons")
+	if len(cfg.Horizons) < 2 {
+		// Two suffice for the bound check; the slope needs three and says
+		// so in its note.
+		return nil, errors.New("horizon: the learned study needs at least two horizons")
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -99,16 +109,18 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	res := &LearnedResult{Task: cfg.Task, Preset: cfg.Preset.Name, Iterations: cfg.Preset.RL.Iterations,
 		Rows: map[int][]reproduce.Row{}, Oracle: map[int]float64{}, Runs: map[int]string{}}
 	// The synthetic study at the same horizons, its lines drawn beside
-	// the learned gaps.
-	sc := DefaultSyntheticConfig()
-	sc.Horizons = cfg.Horizons
-	syn, err := RunSynthetic(sc)
-	if err != nil {
-		return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
+	// the learned gaps; it fits slopes, so it needs three.
+	if len(cfg.Horizons) >= 3 {
+		sc := DefaultSyntheticConfig()
+		sc.Horizons = cfg.Horizons
+		syn, err := RunSynthetic(sc)
+		if err != nil {
+			return nil, fmt.Errorf("horizon: synthetic lines: %w", err)
+		}
+		res.Synthetic, res.SyntheticSlopes = syn.Series(), syn.Slopes
 	}
-	res.Synthetic, res.SyntheticSlopes = syn.Series(), syn.Slopes
 	cfg.Preset = withContext(cfg.Preset, slices.Max(cfg.Horizons))
-	shared := filepath.Join(cfg.Out, "shared")
+	shared := cfg.sharedDir()
 	prep := reproduce.PrepareConfig{Preset: cfg.Preset, Out: shared, Seed: cfg.Seed, Log: cfg.Log, Jobs: cfg.Jobs}
 	for _, h := range cfg.Horizons {
 		prep.Tasks, prep.MaxTurns = append(prep.Tasks, LevelTask(cfg.Task, h)), append(prep.MaxTurns, h)
@@ -119,11 +131,8 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 	}
 	gaps := map[int][]reproduce.Comparison{}
 	for i, h := range cfg.Horizons {
-		p := cfg.Preset
-		p.MaxTurns = h // the logs', the RL rollouts' and the evaluations' turn limit
-		dir := filepath.Join(cfg.Out, fmt.Sprintf("h%d", h))
-		cfg.Log.Info("horizon: learned study", "H", h, "run", dir)
-		rc := reproduce.Config{Task: LevelTask(cfg.Task, h), Preset: p, Out: dir, Seed: cfg.Seed, Log: cfg.Log, Shared: shared, Jobs: cfg.Jobs}
+		rc := cfg.runConfig(h)
+		cfg.Log.Info("horizon: learned study", "H", h, "run", rc.Out)
 		rows, err := reproduce.Run(ctx, rc)
 		if err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
@@ -131,7 +140,12 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		if gaps[h], err = reproduce.OracleGaps(rc); err != nil {
 			return nil, fmt.Errorf("horizon H=%d: %w", h, err)
 		}
-		res.Rows[h], res.Runs[h] = rows, dir
+		checks, err := runChecks(rc, h)
+		if err != nil {
+			return nil, err
+		}
+		res.Checks = append(res.Checks, checks...)
+		res.Rows[h], res.Runs[h] = rows, rc.Out
 		res.Oracle[h] = reward(rows, reproduce.ArmOracle)
 		lo, hi := rewardCI(rows, reproduce.ArmOracle)
 		res.OracleCI95 = append(res.OracleCI95, [2]float64{lo, hi})
@@ -145,6 +159,19 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		}
 	}
 	return res, nil
+}
+
+// sharedDir holds the logs, base policy and simulator every H shares.
+func (cfg LearnedConfig) sharedDir() string { return filepath.Join(cfg.Out, "shared") }
+
+// runConfig is the reproduce run of horizon h: the hH level, a turn limit
+// of h (the logs', the RL rollouts' and the evaluations'), the context of
+// the study's longest horizon, the shared base and simulator.
+func (cfg LearnedConfig) runConfig(h int) reproduce.Config {
+	p := withContext(cfg.Preset, slices.Max(cfg.Horizons))
+	p.MaxTurns = h
+	return reproduce.Config{Task: LevelTask(cfg.Task, h), Preset: p, Out: filepath.Join(cfg.Out, fmt.Sprintf("h%d", h)),
+		Seed: cfg.Seed, Log: cfg.Log, Shared: cfg.sharedDir(), Jobs: cfg.Jobs}
 }
 
 // LevelTask is the task the study plays at horizon h for task, "mathchat"
@@ -169,6 +196,9 @@ func (r *LearnedResult) fitArms(gaps map[int][]reproduce.Comparison) {
 		for _, h := range r.Horizons {
 			g := gaps[h][i]
 			la.H, la.Gap, la.GapCI95, la.Seeds = append(la.H, h), append(la.Gap, g.Difference), append(la.GapCI95, g.CI95), append(la.Seeds, g.Seeds)
+			if c, ok := findCheck(r.Checks, h, arm, Decodings[0]); ok {
+				la.Bound = append(la.Bound, c.Bound)
+			}
 			if g.Difference > 0 {
 				fh, fg = append(fh, h), append(fg, g.Difference)
 			}
@@ -245,16 +275,26 @@ func (r *LearnedResult) write(dir string) error {
 			series = append(series, s)
 		}
 	}
-	plotted := false
+	var panels []*plot.Plot
 	if len(series) > 0 {
 		for _, s := range r.Synthetic {
 			series = append(series, Series{Name: "synthetic " + s.Name, H: s.H, Gap: s.Gap, Dashed: true})
 		}
 		if p, err := GapPlot("gap to the oracle-interactive arm (held-out, human proxy)", series); err == nil {
-			if err := figure.Write(filepath.Join(dir, LearnedPlotName), p); err != nil {
-				return err
-			}
-			plotted = true
+			panels = append(panels, p)
+		}
+	}
+	if len(r.Checks) > 0 {
+		p, err := BoundPlot(r.Checks, Decodings[0])
+		if err != nil {
+			return err
+		}
+		panels = append(panels, p)
+	}
+	plotted := len(panels) > 0
+	if plotted {
+		if err := figure.Write(filepath.Join(dir, LearnedPlotName), panels...); err != nil {
+			return err
 		}
 	}
 	return atomicfile.Write(filepath.Join(dir, "report.md"), func(w io.Writer) error { return r.markdown(w, plotted) })
@@ -325,8 +365,10 @@ func (r *LearnedResult) markdown(w io.Writer, plotted bool) error {
 		sl := r.SyntheticSlopes
 		fmt.Fprintf(w, "- the synthetic study at the same horizons (dashed on the plot): static %s, interactive %s, simulator %s\n", ci(sl.Static), ci(sl.Interactive), ci(sl.Simulator))
 	}
+	fmt.Fprintln(w)
+	writeBoundSection(w, r.Checks, false)
 	if plotted {
-		fmt.Fprintf(w, "\n![gaps](%s.png)\n", LearnedPlotName)
+		fmt.Fprintf(w, "![gaps](%s.png)\n", LearnedPlotName)
 	}
 	return nil
 }

@@ -13,11 +13,59 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/reproduce"
 )
+
+// tinyStudy is the study the tests run on the tiny preset: three
+// horizons, the ledger (the bookkeeping the embedded base needs past
+// H = 4), two stages side by side.
+func tinyStudy(t *testing.T, out string, log *slog.Logger) LearnedConfig {
+	t.Helper()
+	tiny, err := preset.Get("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return LearnedConfig{Task: "mathchat:ledger", Preset: tiny, Horizons: []int{2, 3, 4}, Seed: 1, Out: out, Jobs: 2, Log: log}
+}
+
+// stageCount counts the reproduce stages run (not those found done) by
+// the top-level seed its logger carries (0: none).
+type stageCount struct {
+	slog.Handler
+	seed uint64
+	ran  *sync.Map // seed → *atomic.Int64
+}
+
+func (c stageCount) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == "reproduce: stage" {
+		n, _ := c.ran.LoadOrStore(c.seed, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+	}
+	return c.Handler.Handle(ctx, r)
+}
+
+func (c stageCount) WithAttrs(as []slog.Attr) slog.Handler {
+	for _, a := range as {
+		if a.Key == "seed" {
+			c.seed = a.Value.Uint64()
+		}
+	}
+	return stageCount{Handler: c.Handler.WithAttrs(as), seed: c.seed, ran: c.ran}
+}
+
+// ran is how many stages the study of seed s ran.
+func ran(counts *sync.Map, s uint64) int64 {
+	n, ok := counts.Load(s)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int64).Load()
+}
 
 // cancelAtH cancels the study when it logs that it starts horizon h.
 type cancelAtH struct {
@@ -42,15 +90,11 @@ func (c cancelAtH) Handle(ctx context.Context, r slog.Record) error {
 // the same call goes on to the end, and run again on the finished folder,
 // every stage is done and it reports the same result.
 func TestLearnedStudyOnTiny(t *testing.T) {
-	tiny, err := preset.Get("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	quiet := slog.NewTextHandler(io.Discard, nil)
-	cfg := LearnedConfig{Task: "mathchat:ledger", Preset: tiny, Horizons: []int{2, 3, 4}, Seed: 1, Out: out, Jobs: 2,
-		Log: slog.New(cancelAtH{Handler: quiet, h: 3, cancel: cancel})}
+	cfg := tinyStudy(t, out, slog.New(cancelAtH{Handler: quiet, h: 3, cancel: cancel}))
+	tiny := cfg.Preset
 	if _, err := RunLearned(ctx, cfg); !errors.Is(err, context.Canceled) {
 		t.Fatalf("stopped at H=3: %v, want context.Canceled", err)
 	}
@@ -145,5 +189,88 @@ func TestLearnedStudyOnTiny(t *testing.T) {
 	}
 	if !bytes.Equal(first, again) {
 		t.Error("the study run again on its finished folder wrote another result.json")
+	}
+}
+
+// The study over two top-level seeds with two horizons: each seed's study
+// in its own folder with a single study's layout, the pooled report beside
+// them, each pooled gap the mean of the seeds' own gaps. Run again with
+// other seeds (2 and 3), each seed's folder is handled on its own: seed 2's
+// resumes without running a stage, seed 3's is trained, seed 1's is left
+// alone, and the pool follows the seeds as given.
+func TestLearnedSeedsOnTiny(t *testing.T) {
+	out := t.TempDir()
+	counts := new(sync.Map)
+	cfg := tinyStudy(t, out, slog.New(stageCount{Handler: slog.NewTextHandler(io.Discard, nil), ran: counts}))
+	// Sized for three studies: two horizons, one RL seed per arm.
+	cfg.Horizons, cfg.Preset.RLSeeds = []int{2, 3}, 1
+	pooled, err := RunLearnedSeeds(context.Background(), cfg, []uint64{1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran(counts, 1) == 0 || ran(counts, 2) == 0 {
+		t.Fatalf("the first call ran %d stages for seed 1 and %d for seed 2", ran(counts, 1), ran(counts, 2))
+	}
+	for _, f := range []string{"report.md", "result.json", LearnedPlotName + ".png", "seed-1/report.md", "seed-1/result.json", "seed-2/report.md",
+		"seed-1/shared/checkpoints/sim/config.json", "seed-2/shared/checkpoints/base/config.json", "seed-1/h2/summary.json", "seed-2/h3/summary-greedy.json",
+		"seed-2/h3/fidelity/static/seed-0.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("study folder lacks %s", f)
+		}
+	}
+	for _, f := range []string{"shared", "h2"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err == nil {
+			t.Errorf("the pooled folder has its own %s: want one per seed", f)
+		}
+	}
+	if len(pooled.Checks) != 2*2*3 {
+		t.Fatalf("%d pooled checks, want 2 horizons × 2 decodings × 3 arms", len(pooled.Checks))
+	}
+	var studies []LearnedResult
+	for _, s := range []uint64{1, 2} {
+		var res LearnedResult
+		if data, err := os.ReadFile(filepath.Join(SeedDir(out, s), "result.json")); err != nil {
+			t.Fatal(err)
+		} else if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatal(err)
+		}
+		studies = append(studies, res)
+	}
+	for _, c := range pooled.Checks {
+		if len(c.Seeds) != 2 || len(c.BoundSeeds) != 2 {
+			t.Fatalf("%s %s H=%d: %d seed gaps and %d seed bounds, want 2 and 2", c.Decoding, c.Arm, c.H, len(c.Seeds), len(c.BoundSeeds))
+		}
+		for i, res := range studies {
+			one, ok := findCheck(res.Checks, c.H, c.Arm, c.Decoding)
+			if !ok || math.Abs(one.Gap-c.Seeds[i]) > 1e-9 || one.Bound != c.BoundSeeds[i] {
+				t.Errorf("%s %s H=%d seed %d: pooled holds gap %v bound %v, its study %v %v", c.Decoding, c.Arm, c.H, i+1, c.Seeds[i], c.BoundSeeds[i], one.Gap, one.Bound)
+			}
+		}
+		if math.Abs(c.Gap-(c.Seeds[0]+c.Seeds[1])/2) > 1e-9 || math.Abs(c.Bound-(c.BoundSeeds[0]+c.BoundSeeds[1])/2) > 1e-12 {
+			t.Errorf("%s %s H=%d: gap %v bound %v, want the seeds' means", c.Decoding, c.Arm, c.H, c.Gap, c.Bound)
+		}
+		if !(c.GapCI95[0] <= c.Gap+1e-12 && c.Gap <= c.GapCI95[1]+1e-12) || c.Respects != (c.Gap <= c.Bound) {
+			t.Errorf("%s %s H=%d: gap %v, interval %v, bound %v, respects %v", c.Decoding, c.Arm, c.H, c.Gap, c.GapCI95, c.Bound, c.Respects)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"over 2 seeds", "### sampled", "### greedy", "| 3 | " + reproduce.ArmCalibrated + " | ", "| per seed |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("pooled report.md lacks %q", want)
+		}
+	}
+	counts.Clear()
+	again, err := RunLearnedSeeds(context.Background(), cfg, []uint64{2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ran(counts, 1) != 0 || ran(counts, 2) != 0 || ran(counts, 3) == 0 {
+		t.Errorf("seeds 2,3 after 1,2: %d, %d and %d stages ran for seeds 1, 2 and 3; want 0, 0 and all", ran(counts, 1), ran(counts, 2), ran(counts, 3))
+	}
+	if !slices.Equal(again.Seeds, []uint64{2, 3}) || again.Checks[0].Seeds[0] != pooled.Checks[0].Seeds[1] || again.Checks[0].BoundSeeds[0] != pooled.Checks[0].BoundSeeds[1] {
+		t.Errorf("seeds 2,3: pooled seeds %v, first gaps %v and bounds %v (before %v and %v)", again.Seeds, again.Checks[0].Seeds, again.Checks[0].BoundSeeds, pooled.Checks[0].Seeds, pooled.Checks[0].BoundSeeds)
 	}
 }

@@ -67,17 +67,10 @@ func Pool(cfgs []Config) ([]Pooled, error) {
 	if len(cfgs) == 0 {
 		return nil, fmt.Errorf("reproduce pool: no runs")
 	}
-	var runs []*run
-	for _, cfg := range cfgs {
-		r, err := openRun(cfg)
-		if err != nil {
-			return nil, err
-		}
-		defer r.f.Close()
-		if len(runs) > 0 && r.cfg.Task != runs[0].cfg.Task {
-			return nil, fmt.Errorf("reproduce pool: %s plays %s, %s plays %s: pipelines must share the task", cfg.Out, r.cfg.Task, runs[0].cfg.Out, runs[0].cfg.Task)
-		}
-		runs = append(runs, r)
+	runs, err := openRuns(cfgs)
+	defer closeRuns(runs)
+	if err != nil {
+		return nil, err
 	}
 	var out []Pooled
 	for _, d := range runs[0].decodings() {
@@ -88,6 +81,29 @@ func Pool(cfgs []Config) ([]Pooled, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// openRuns opens the runs cfgs describe, which must share the task; the
+// caller closes those opened, even on an error.
+func openRuns(cfgs []Config) ([]*run, error) {
+	var runs []*run
+	for _, cfg := range cfgs {
+		r, err := openRun(cfg)
+		if err != nil {
+			return runs, err
+		}
+		runs = append(runs, r)
+		if r.cfg.Task != runs[0].cfg.Task {
+			return runs, fmt.Errorf("reproduce pool: %s plays %s, %s plays %s: pipelines must share the task", cfg.Out, r.cfg.Task, runs[0].cfg.Out, runs[0].cfg.Task)
+		}
+	}
+	return runs, nil
+}
+
+func closeRuns(runs []*run) {
+	for _, r := range runs {
+		r.f.Close()
+	}
 }
 
 func pool(runs []*run, d decoding) (Pooled, error) {
@@ -131,35 +147,85 @@ func poolEvals(runs []*run, evals []map[string][]evaluation, d decoding) (Pooled
 	level := metric.Bonferroni(0.95, len(todo))
 	for _, c := range todo {
 		better, worse := c[0], c[1]
-		pc := PooledClaim{Claim: better + " > " + worse, Paper: claimPaper(family, better, worse), Level: level}
-		var diffs [][]float64
-		for i, r := range runs {
-			n := r.seeds()
-			dp := make([]float64, len(evals[i][better][0].eps))
-			for k := range n {
-				a, b := seedScores(runs[i].measure(), evals[i][better], k), seedScores(runs[i].measure(), evals[i][worse], k)
-				for j := range dp {
-					dp[j] += (a[j] - b[j]) / float64(n)
-				}
-			}
-			diffs = append(diffs, dp)
-			one := Comparison{Claim: pc.Claim}
-			if err := r.pairedDifference(&one, evals[i][better], evals[i][worse]); err != nil {
-				return Pooled{}, err
-			}
-			pc.Pipelines, pc.PipelineHolds = append(pc.Pipelines, one.Difference), append(pc.PipelineHolds, one.Holds)
+		pc, err := poolClaim(runs, evals, better, worse, level)
+		if err != nil {
+			return Pooled{}, err
 		}
-		var err error
-		if pc.Difference, pc.CI95[0], pc.CI95[1], err = metric.TwoLevelBootstrap(diffs, bootstrapResamples, 0.95, bootstrapSeed); err != nil {
-			return Pooled{}, fmt.Errorf("reproduce pool: %s: %w", pc.Claim, err)
-		}
-		if _, pc.CIAdjusted[0], pc.CIAdjusted[1], err = metric.TwoLevelBootstrap(diffs, bootstrapResamples, level, bootstrapSeed); err != nil {
-			return Pooled{}, fmt.Errorf("reproduce pool: %s: %w", pc.Claim, err)
-		}
-		pc.Holds = pc.CIAdjusted[0] > 0
+		pc.Paper = claimPaper(family, better, worse)
 		p.Claims = append(p.Claims, pc)
 	}
 	return p, nil
+}
+
+// poolClaim pools better − worse over the pipelines: each pipeline's
+// paired difference per problem, averaged over its RL seeds, into the
+// two-level bootstrap at 95% and at level (the claim's corrected level),
+// beside each pipeline's own difference and verdict.
+func poolClaim(runs []*run, evals []map[string][]evaluation, better, worse string, level float64) (PooledClaim, error) {
+	pc := PooledClaim{Claim: better + " > " + worse, Level: level}
+	var diffs [][]float64
+	for i, r := range runs {
+		n := r.seeds()
+		dp := make([]float64, len(evals[i][better][0].eps))
+		for k := range n {
+			a, b := seedScores(runs[i].measure(), evals[i][better], k), seedScores(runs[i].measure(), evals[i][worse], k)
+			for j := range dp {
+				dp[j] += (a[j] - b[j]) / float64(n)
+			}
+		}
+		diffs = append(diffs, dp)
+		one := Comparison{Claim: pc.Claim}
+		if err := r.pairedDifference(&one, evals[i][better], evals[i][worse]); err != nil {
+			return PooledClaim{}, err
+		}
+		pc.Pipelines, pc.PipelineHolds = append(pc.Pipelines, one.Difference), append(pc.PipelineHolds, one.Holds)
+	}
+	var err error
+	if pc.Difference, pc.CI95[0], pc.CI95[1], err = metric.TwoLevelBootstrap(diffs, bootstrapResamples, 0.95, bootstrapSeed); err != nil {
+		return PooledClaim{}, fmt.Errorf("reproduce pool: %s: %w", pc.Claim, err)
+	}
+	if _, pc.CIAdjusted[0], pc.CIAdjusted[1], err = metric.TwoLevelBootstrap(diffs, bootstrapResamples, level, bootstrapSeed); err != nil {
+		return PooledClaim{}, fmt.Errorf("reproduce pool: %s: %w", pc.Claim, err)
+	}
+	pc.Holds = pc.CIAdjusted[0] > 0
+	return pc, nil
+}
+
+// PoolOracleGaps reads the finished runs cfgs describe (one pipeline each,
+// the same task) and returns each of arms' gap to the oracle-interactive
+// arm under the named decoding, pooled over the pipelines as Pool pools a
+// claim (the mean of each pipeline's paired gap, its two-level bootstrap
+// 95% interval, each pipeline's gap), uncorrected (Level 0.95), and in
+// reward units as OracleGaps: the horizon study's gaps over its seeds.
+func PoolOracleGaps(cfgs []Config, decodingName string, arms []string) ([]PooledClaim, error) {
+	d, err := decodingNamed(decodingName)
+	if err != nil {
+		return nil, err
+	}
+	runs, err := openRuns(cfgs)
+	defer closeRuns(runs)
+	if err != nil {
+		return nil, err
+	}
+	evals := make([]map[string][]evaluation, len(runs))
+	for i, r := range runs {
+		if evals[i], err = r.loadEvals(d); err != nil {
+			return nil, fmt.Errorf("reproduce pool: %s: %w", r.cfg.Out, err)
+		}
+	}
+	var out []PooledClaim
+	for _, arm := range arms {
+		pc, err := poolClaim(runs, evals, ArmOracle, arm, 0.95)
+		if err != nil {
+			return nil, err
+		}
+		pc.Paper = "the gap to the oracle policy"
+		sc := runs[0].measure().Scale
+		toReward(sc, &pc.Difference, &pc.CI95[0], &pc.CI95[1], &pc.CIAdjusted[0], &pc.CIAdjusted[1])
+		toReward(sc, pointers(pc.Pipelines)...)
+		out = append(out, pc)
+	}
+	return out, nil
 }
 
 // WritePooled writes the pooled verdicts into dir: pooled.json and

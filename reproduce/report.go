@@ -346,28 +346,78 @@ func OracleGaps(cfg Config) ([]Comparison, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.oracleGaps(evals)
+	return r.oracleGaps(evals, oracleGapArms)
+}
+
+// oracleGapArms are the arms whose gap OracleGaps measures, in its order.
+var oracleGapArms = []string{ArmStatic, ArmNaive, ArmCalibrated}
+
+// OracleGapsOf is OracleGaps under the named decoding ("sampled", as
+// OracleGaps, or "greedy") for the given arms. The horizon study asks for
+// the base too: the oracle's gap to it is the oracle's lead, by which the
+// other gaps are normalised.
+func OracleGapsOf(cfg Config, decodingName string, arms []string) ([]Comparison, error) {
+	d, err := decodingNamed(decodingName)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openRun(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer r.f.Close()
+	evals, err := r.loadEvals(d)
+	if err != nil {
+		return nil, err
+	}
+	return r.oracleGaps(evals, arms)
+}
+
+// decodingNamed is the evaluation decoding called name.
+func decodingNamed(name string) (decoding, error) {
+	for _, d := range []decoding{sampled, greedy} {
+		if d.name == name {
+			return d, nil
+		}
+	}
+	return decoding{}, fmt.Errorf("reproduce: no decoding %q (sampled or greedy)", name)
 }
 
 // oracleGaps are OracleGaps' comparisons of paired evaluations.
-func (r *run) oracleGaps(evals map[string][]evaluation) ([]Comparison, error) {
+func (r *run) oracleGaps(evals map[string][]evaluation, arms []string) ([]Comparison, error) {
 	var out []Comparison
-	for _, arm := range []string{ArmStatic, ArmNaive, ArmCalibrated} {
+	for _, arm := range arms {
 		cmp := Comparison{Claim: ArmOracle + " > " + arm, Than: arm, Paper: "the gap to the oracle policy"}
 		if err := r.pairedDifference(&cmp, evals[ArmOracle], evals[arm]); err != nil {
 			return nil, err
 		}
-		if sc := r.measure().Scale; sc != 1 {
-			// scores are in the measure's unit (BLEU points); the reward
-			// is the measure over its scale.
-			cmp.Difference, cmp.CI95[0], cmp.CI95[1] = cmp.Difference/sc, cmp.CI95[0]/sc, cmp.CI95[1]/sc
-			for k := range cmp.Seeds {
-				cmp.Seeds[k] /= sc
-			}
-		}
+		// scores are in the measure's unit (BLEU points); the reward is
+		// the measure over its scale.
+		sc := r.measure().Scale
+		toReward(sc, &cmp.Difference, &cmp.CI95[0], &cmp.CI95[1])
+		toReward(sc, pointers(cmp.Seeds)...)
 		out = append(out, cmp)
 	}
 	return out, nil
+}
+
+// toReward divides each value, in a measure's unit, by its scale sc.
+func toReward(sc float64, xs ...*float64) {
+	if sc == 1 {
+		return
+	}
+	for _, x := range xs {
+		*x /= sc
+	}
+}
+
+// pointers are pointers to xs' elements.
+func pointers(xs []float64) []*float64 {
+	out := make([]*float64, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
+	}
+	return out
 }
 
 // seedScores are an arm's per-problem scores for seed index k: the base's

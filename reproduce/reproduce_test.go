@@ -492,6 +492,57 @@ func TestOracleGapsOfAFinishedRun(t *testing.T) {
 	}
 }
 
+// The horizon study's reads of a finished run: the gaps under a named
+// decoding, the base's among them (the oracle's lead), and the gaps pooled
+// over pipelines. The run pooled with itself pools to its own gaps.
+func TestOracleGapsOfADecodingAndPooled(t *testing.T) {
+	dir, rows := wholeRun(t)
+	cfg := tinyConfig(t)
+	cfg.Out = dir
+	sampledGaps, err := OracleGaps(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := OracleGapsOf(cfg, "sampled", append([]string{ArmBase}, oracleGapArms...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reward := map[string]float64{}
+	for _, r := range rows {
+		reward[r.Arm] = r.RealReward
+	}
+	if lead := reward[ArmOracle] - reward[ArmBase]; named[0].Than != ArmBase || math.Abs(named[0].Difference-lead) > 1e-9 {
+		t.Errorf("the oracle's lead: %s %v, want base %v", named[0].Than, named[0].Difference, lead)
+	}
+	for i, g := range sampledGaps {
+		if named[i+1].Than != g.Than || named[i+1].Difference != g.Difference {
+			t.Errorf("OracleGapsOf sampled %s %v, OracleGaps %s %v", named[i+1].Than, named[i+1].Difference, g.Than, g.Difference)
+		}
+	}
+	greedyGaps, err := OracleGapsOf(cfg, "greedy", oracleGapArms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range greedyGaps {
+		if len(g.Seeds) != cfg.Preset.RLSeeds || !(g.CI95[0] <= g.Difference && g.Difference <= g.CI95[1]) {
+			t.Errorf("greedy gap to %s: seeds %v, interval %v around %v", g.Than, g.Seeds, g.CI95, g.Difference)
+		}
+	}
+	if _, err := OracleGapsOf(cfg, "best", oracleGapArms); err == nil {
+		t.Error("decoding \"best\" of a run that tunes none: got no error")
+	}
+	pooled, err := PoolOracleGaps([]Config{cfg, cfg}, "sampled", oracleGapArms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pooled {
+		d := sampledGaps[i].Difference
+		if math.Abs(p.Difference-d) > 1e-9 || len(p.Pipelines) != 2 || math.Abs(p.Pipelines[1]-d) > 1e-9 || !(p.CI95[0] <= p.Difference && p.Difference <= p.CI95[1]) {
+			t.Errorf("%s pooled with itself: %+v, want its gap %v", p.Claim, p, d)
+		}
+	}
+}
+
 // On a task scored by BLEU the gaps are in reward units (BLEU/100), the
 // scale of the oracle arm's RealReward they are plotted against.
 func TestOracleGapsOfBLEUAreRewards(t *testing.T) {
@@ -503,7 +554,7 @@ func TestOracleGapsOfBLEUAreRewards(t *testing.T) {
 		ArmCalibrated: {ev(35, 35, 35), ev(34, 36, 35)},
 		ArmOracle:     {ev(31, 30, 32), ev(30, 30, 30)},
 	}
-	gaps, err := r.oracleGaps(evals)
+	gaps, err := r.oracleGaps(evals, oracleGapArms)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,13 @@ func TestHorizonErrors(t *testing.T) {
 	for _, args := range [][]string{
 		{"--task", "mathchat", "--preset", "huge"},
 		{"--task", "chess", "--preset", "tiny", "--horizons", "2,3,4", "--out", t.TempDir()},
-		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,4"},
+		{"--task", "mathchat", "--preset", "tiny", "--horizons", "4"},
+		// --seeds as reproduce --pipelines takes them: at least two,
+		// none twice, none negative.
+		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,3", "--seeds", "1"},
+		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,3", "--seeds", "1,1"},
+		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,3", "--seeds", "-1,2"},
+		{"--synthetic", "--seeds", "1,2"},
 		{"--task", "mathchat", "--preset", "tiny", "--horizons", "2,3,4", "--iterations", "-1"},
 		{"--synthetic", "--horizons", "2,x"},
 		{"--synthetic", "--horizons", "2,4"},
