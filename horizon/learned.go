@@ -103,6 +103,11 @@ func RunLearned(ctx context.Context, cfg LearnedConfig) (*LearnedResult, error) 
 		// so in its note.
 		return nil, errors.New("horizon: the learned study needs at least two horizons")
 	}
+	// The converse of RunLearnedSeeds' check: a pooled study's folder
+	// would get a single-seed report over its pooled one.
+	if seeded, _ := filepath.Glob(filepath.Join(cfg.Out, "seed-*", "shared")); len(seeded) > 0 {
+		return nil, fmt.Errorf("horizon: %s holds a study over seeds (%s): resume it with the same --seeds, or give one seed a fresh --out", cfg.Out, filepath.Dir(seeded[0]))
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}

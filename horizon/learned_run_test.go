@@ -274,3 +274,28 @@ func TestLearnedSeedsOnTiny(t *testing.T) {
 		t.Errorf("seeds 2,3: pooled seeds %v, first gaps %v and bounds %v (before %v and %v)", again.Seeds, again.Checks[0].Seeds, again.Checks[0].BoundSeeds, pooled.Checks[0].Seeds, pooled.Checks[0].BoundSeeds)
 	}
 }
+
+// A single-seed study and a study over seeds write report.md and
+// result.json at the same place: each refuses the other's folder before
+// training anything, naming it, so neither's measurements are overwritten.
+func TestSingleAndSeededStudiesKeepTheirFolders(t *testing.T) {
+	single := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(single, "shared"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tinyStudy(t, single, nil)
+	if _, err := RunLearnedSeeds(context.Background(), cfg, []uint64{1, 2}); err == nil || !strings.Contains(err.Error(), "holds a single-seed study") {
+		t.Errorf("--seeds into a single-seed study's folder: got %v", err)
+	}
+	seeded := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(SeedDir(seeded, 1), "shared"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg = tinyStudy(t, seeded, nil)
+	if _, err := RunLearned(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "holds a study over seeds") {
+		t.Errorf("one seed into a seeded study's folder: got %v", err)
+	}
+	if entries, _ := os.ReadDir(single); len(entries) != 1 {
+		t.Errorf("the refused call wrote into %s: %d entries", single, len(entries))
+	}
+}

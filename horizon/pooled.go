@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,6 +50,11 @@ func SeedDir(out string, s uint64) string { return filepath.Join(out, fmt.Sprint
 func RunLearnedSeeds(ctx context.Context, cfg LearnedConfig, seeds []uint64) (*PooledLearned, error) {
 	if len(seeds) < 2 {
 		return nil, fmt.Errorf("horizon: pooling wants at least 2 seeds, got %d", len(seeds))
+	}
+	// A single-seed study's report.md and result.json sit where the pooled
+	// ones would go: refuse rather than overwrite what it measured.
+	if _, err := os.Stat(cfg.sharedDir()); err == nil {
+		return nil, fmt.Errorf("horizon: %s holds a single-seed study (%s): give --seeds a fresh --out", cfg.Out, cfg.sharedDir())
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
