@@ -9,7 +9,7 @@
 set -u
 B=${B:-calibrl}
 P=${P:?a finished quick reproduce folder (checkpoints/base, checkpoints/sim, logs.jsonl)}
-S=${S:?that folder's seed}
+S=${S:?the seed of that folder}
 cd "${OUT:-.}"
 ev() { # name agentdir temperature
   [ -s eval-$1-T$3.json ] && return
