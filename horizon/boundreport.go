@@ -32,7 +32,7 @@ func writeBoundSection(w io.Writer, checks []BoundCheck, perSeed bool) {
 		fmt.Fprintf(w, "\n† δ_t was measured for user turns 0 … %d; turns %d … H−1 (up to %d) carry the last measured value δ_%d.\n", n-1, n, h-1, n-1)
 	}
 	for _, dec := range Decodings {
-		rows := checksOf(checks, dec)
+		rows := checksWhere(checks, func(c BoundCheck) bool { return c.Decoding == dec })
 		if len(rows) == 0 {
 			continue
 		}
@@ -70,10 +70,11 @@ func carriedTurns(checks []BoundCheck) (measured, h int, ok bool) {
 	return measured, h, ok
 }
 
-func checksOf(checks []BoundCheck, decoding string) []BoundCheck {
+// checksWhere returns the checks keep accepts, in order.
+func checksWhere(checks []BoundCheck, keep func(BoundCheck) bool) []BoundCheck {
 	var out []BoundCheck
 	for _, c := range checks {
-		if c.Decoding == decoding {
+		if keep(c) {
 			out = append(out, c)
 		}
 	}
@@ -108,7 +109,7 @@ func joinFloats(format string, xs []float64) string {
 // can be negative, and stops a little above R_max: no gap can pass it, and
 // a bound that does is vacuous and runs off the top.
 func BoundPlot(checks []BoundCheck, decoding string) (*plot.Plot, error) {
-	rows := checksOf(checks, decoding)
+	rows := checksWhere(checks, func(c BoundCheck) bool { return c.Decoding == decoding })
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("horizon: bound plot: no %s checks", decoding)
 	}
@@ -132,7 +133,7 @@ func BoundPlot(checks []BoundCheck, decoding string) (*plot.Plot, error) {
 		lo = min(lo, c.GapCI95[0])
 	}
 	for k, arm := range arms {
-		if err := addArm(p, armChecks(rows, arm), arm, k); err != nil {
+		if err := addArm(p, checksWhere(rows, func(c BoundCheck) bool { return c.Arm == arm }), arm, k); err != nil {
 			return nil, err
 		}
 	}
@@ -147,16 +148,6 @@ func BoundPlot(checks []BoundCheck, decoding string) (*plot.Plot, error) {
 	// clipped at the top.
 	p.Y.Min, p.Y.Max = lo-0.05, 1.1*RMax
 	return p, nil
-}
-
-func armChecks(checks []BoundCheck, arm string) []BoundCheck {
-	var out []BoundCheck
-	for _, c := range checks {
-		if c.Arm == arm {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // addArm adds one arm's gaps with error bars and its dashed bound.

@@ -13,7 +13,7 @@ S=${S:?the seed of that folder}
 cd "${OUT:-.}"
 ev() { # name agentdir temperature
   [ -s eval-$1-T$3.json ] && return
-  $B eval --task mathchat --agent lm:$2 --user human -n 500 --slice validation --seed 1 --temperature $3 --json > eval-$1-T$3.json.tmp && mv eval-$1-T$3.json.tmp eval-$1-T$3.json
+  $B eval --task mathchat --agent lm:$2 --user human -n 500 --slice validation --seed 1 --temperature $3 --json --episodes-out eval-$1-T$3.episodes.jsonl > eval-$1-T$3.json.tmp && mv eval-$1-T$3.json.tmp eval-$1-T$3.json
 }
 ev base $P/checkpoints/base 0; ev base $P/checkpoints/base 1
 for reward in outcome continuation; do
