@@ -7,15 +7,13 @@ Bonferroni over the 4 claims (2 arms x 2 decodings): 98.75% intervals.
 successes.json holds each evaluation's per-problem success (one character
 per problem, in index order); it is rebuilt from eval-*.episodes.jsonl
 when those exist in the working folder."""
-import glob, json, random
+import random
+import os, sys
 
-if glob.glob('eval-*.episodes.jsonl'):
-    S = {}
-    for p in sorted(glob.glob('eval-*.episodes.jsonl')):
-        eps = sorted((json.loads(l) for l in open(p)), key=lambda e: e['index'])
-        S[p[len('eval-'):-len('.episodes.jsonl')]] = ''.join('1' if e['success'] else '0' for e in eps)
-    json.dump(S, open('successes.json', 'w'), indent=0, sort_keys=True)
-S = json.load(open('successes.json'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from pairing import paired, rate, successes  # noqa: E402
+
+S = successes()
 seeds = sorted({int(k.split('-s')[1].split('-')[0]) for k in S if k.startswith('base-s')})
 ALPHA = 0.05 / 4
 

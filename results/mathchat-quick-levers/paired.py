@@ -5,16 +5,13 @@ resamples over problems (seed 1), 95% percentile intervals, uncorrected.
 successes.json holds each evaluation's per-problem success (one character
 per problem, in index order), taken from the episodes the run scripts
 wrote."""
-import json, random
+import os, sys
 
-S = json.load(open('successes.json'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from pairing import paired, rate, successes  # noqa: E402
 
-def diff(a, b):
-    d = [int(x) - int(y) for x, y in zip(a, b)]
-    rng = random.Random(1)
-    n = len(d)
-    bs = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(2000))
-    return sum(d) / n, bs[49], bs[1949]
+S = successes()
+diff = paired
 
 settings = ['default', 'beta0', 'beta01', 'temp07', 'group16', 'inst16', 'seqmean', 'temp07t', 'temp05t', 'inst32', 'inst64']
 print('| setting | decoding | success | − base (95% CI) | − default (95% CI) |')

@@ -8,22 +8,14 @@ folder, it is first rebuilt from the eval-*.episodes.jsonl files there
 when they exist. The training columns come from NAME.metrics.jsonl (the
 last record of each iteration, since a resumed run logs again the
 iterations after its checkpoint)."""
-import glob, json, os, random, statistics
+import json, statistics
+import os, sys
 
-if glob.glob('eval-*.episodes.jsonl'):
-    S = {}
-    for p in sorted(glob.glob('eval-*.episodes.jsonl')):
-        eps = sorted((json.loads(l) for l in open(p)), key=lambda e: e['index'])
-        S[p[len('eval-'):-len('.episodes.jsonl')]] = ''.join('1' if e['success'] else '0' for e in eps)
-    json.dump(S, open('successes.json', 'w'), indent=0, sort_keys=True)
-S = json.load(open('successes.json'))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from pairing import paired, rate, successes  # noqa: E402
 
-def diff(a, b):
-    d = [int(x) - int(y) for x, y in zip(a, b)]
-    rng = random.Random(1)
-    n = len(d)
-    bs = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(2000))
-    return sum(d) / n, bs[49], bs[1949]
+S = successes()
+diff = paired
 
 def training(name):
     its = {}
