@@ -1,7 +1,7 @@
 """What the results folders' analysis scripts share: each evaluation's
 per-problem success, and a paired bootstrap over problems.
 
-successes() reads successes.json in the working folder: for each
+successes() reads successes.json (or the path given) in the working folder: for each
 evaluation NAME (eval-NAME.json beside it) one character per problem, in
 index order, "1" for a success. When eval-NAME.episodes.jsonl files are
 there (the run folder, before its episodes were left out of results/) it
@@ -11,14 +11,14 @@ percentile interval of `resamples` bootstrap means over problems."""
 import glob, json, random
 
 
-def successes():
+def successes(path='successes.json'):
     if glob.glob('eval-*.episodes.jsonl'):
         S = {}
         for p in sorted(glob.glob('eval-*.episodes.jsonl')):
             eps = sorted((json.loads(l) for l in open(p)), key=lambda e: e['index'])
             S[p[len('eval-'):-len('.episodes.jsonl')]] = ''.join('1' if e['success'] else '0' for e in eps)
-        json.dump(S, open('successes.json', 'w'), indent=0, sort_keys=True)
-    return json.load(open('successes.json'))
+        json.dump(S, open(path, 'w'), indent=0, sort_keys=True)
+    return json.load(open(path))
 
 
 def paired(a, b, resamples=2000, seed=1):
@@ -31,3 +31,49 @@ def paired(a, b, resamples=2000, seed=1):
 
 def rate(s):
     return s.count('1') / len(s)
+
+
+def _interval(xs, alpha):
+    xs = sorted(xs)
+    return xs[int(alpha / 2 * len(xs))], xs[int((1 - alpha / 2) * len(xs)) - 1]
+
+
+def pooled_table(S, arms):
+    """Prints, for each ARM and decoding, ARM-sS minus base-sS over the
+    pipelines S found in S (evaluations named NAME-sS-TT, T 0 for greedy,
+    1 for sampled): per pipeline a paired bootstrap over problems (2,000
+    resamples), pooled the mean over pipelines with a two-level bootstrap
+    (pipelines with replacement, then problems within each; 4,000
+    resamples), one random stream per claim seeded 1, Bonferroni over
+    the claims (arms x 2 decodings)."""
+    seeds = sorted({int(k.split('-s')[1].split('-')[0]) for k in S if k.startswith('base-s')})
+    claims = 2 * len(arms)
+    alpha = 0.05 / claims
+    print(f'pipelines {seeds}; {alpha*100:.3g}% two-sided per interval (Bonferroni over {claims})')
+    print('| arm | decoding | base (per pipeline) | arm (per pipeline) | arm − base per pipeline | pooled arm − base | holds? |')
+    print('| --- | --- | --- | --- | --- | --- | --- |')
+    for arm in arms:
+        for T, dec in (('0', 'greedy'), ('1', 'T = 1')):
+            names = {s: (f'{arm}-s{s}-T{T}', f'base-s{s}-T{T}') for s in seeds}
+            if any(a not in S for a, _ in names.values()):
+                continue
+            ds = {s: [int(x) - int(y) for x, y in zip(S[a], S[b])] for s, (a, b) in names.items()}
+            rng = random.Random(1)
+            per = []
+            for s in seeds:
+                d, n = ds[s], len(ds[s])
+                lo, hi = _interval([sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(2000)], alpha)
+                per.append(f'{sum(d)/n:+.3f} [{lo:+.3f}, {hi:+.3f}]')
+            pooled = []
+            for _ in range(4000):
+                tot = 0
+                for _ in seeds:
+                    d = ds[rng.choice(seeds)]
+                    n = len(d)
+                    tot += sum(d[rng.randrange(n)] for _ in range(n)) / n
+                pooled.append(tot / len(seeds))
+            m = sum(sum(d) / len(d) for d in ds.values()) / len(seeds)
+            lo, hi = _interval(pooled, alpha)
+            verdict = 'yes' if lo > 0 else ('no: reversed' if hi < 0 else 'no (interval includes 0)')
+            rates = lambda i: ' / '.join(f'{rate(S[names[s][i]]):.3f}' for s in seeds)
+            print(f'| {arm} | {dec} | {rates(1)} | {rates(0)} | {"; ".join(per)} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] | {verdict} |')
