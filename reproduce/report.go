@@ -337,16 +337,7 @@ func (r *run) pairedDifference(cmp *Comparison, a, b []evaluation) error {
 // as the claims are (the horizon study's gaps). A gap's score is the
 // success rate, or BLEU/100: the scale of the rows' RealReward.
 func OracleGaps(cfg Config) ([]Comparison, error) {
-	r, err := openRun(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer r.f.Close()
-	evals, err := r.loadEvals(sampled)
-	if err != nil {
-		return nil, err
-	}
-	return r.oracleGaps(evals, oracleGapArms)
+	return OracleGapsOf(cfg, sampled.name, oracleGapArms)
 }
 
 // oracleGapArms are the arms whose gap OracleGaps measures, in its order.
