@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 
+	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/reproduce"
 )
 
@@ -89,7 +89,7 @@ func newBoundCheck(c BoundCheck) BoundCheck {
 		n := c.Gap / c.Lead
 		c.Normalised = &n
 	}
-	c.Bound = mean(c.BoundSeeds)
+	c.Bound = metric.Mean(c.BoundSeeds)
 	c.Respects = c.Gap <= c.Bound
 	return c
 }
@@ -167,17 +167,6 @@ func runChecks(rc reproduce.Config, h int) ([]BoundCheck, error) {
 		}
 	}
 	return out, nil
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // findCheck is the check of arm at h under decoding among checks.

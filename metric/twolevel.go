@@ -41,7 +41,7 @@ func TwoLevelBootstrap(d [][]float64, resamples int, conf float64, seed uint64) 
 		conf = 0.95
 	}
 	for _, p := range d {
-		diff += mean(p)
+		diff += Mean(p)
 	}
 	diff /= float64(len(d))
 	rng := rand.New(rand.NewPCG(seed, 0x2b007))
@@ -74,7 +74,8 @@ func Bonferroni(conf float64, m int) float64 {
 	return 1 - (1-conf)/float64(m)
 }
 
-func mean(xs []float64) float64 {
+// Mean is the arithmetic mean of xs (NaN for none).
+func Mean(xs []float64) float64 {
 	var s float64
 	for _, x := range xs {
 		s += x
