@@ -142,12 +142,17 @@ func readDelta(file string) ([]float64, error) {
 	return g.Delta, nil
 }
 
+// checkArms are the arms whose gap to the oracle the bound checks read,
+// the base first: the oracle's gap to it is the lead the others are
+// normalised by.
+var checkArms = []string{reproduce.ArmBase, reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated}
+
 // runChecks are the bound checks of one reproduce run folder at horizon h,
 // both decodings, for the static, naive and calibrated arms, with its
 // gaps under each decoding (the base's first: the oracle's lead).
 func runChecks(rc reproduce.Config, h int) ([]BoundCheck, error) {
 	var out []BoundCheck
-	arms := []string{reproduce.ArmBase, reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated}
+	arms := checkArms
 	bounds := map[string][]float64{}
 	carried := map[string]int{}
 	for _, dec := range Decodings {

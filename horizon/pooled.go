@@ -89,7 +89,7 @@ func RunLearnedSeeds(ctx context.Context, cfg LearnedConfig, seeds []uint64) (*P
 // bootstrap) beside each study's bound.
 func poolChecks(cfgs []LearnedConfig, studies []*LearnedResult) ([]BoundCheck, error) {
 	var out []BoundCheck
-	arms := []string{reproduce.ArmBase, reproduce.ArmStatic, reproduce.ArmNaive, reproduce.ArmCalibrated}
+	arms := checkArms
 	for _, h := range cfgs[0].Horizons {
 		var rcs []reproduce.Config
 		for _, c := range cfgs {
