@@ -9,11 +9,9 @@
 # and sampled at T = 1. pooled.py pools them (pipelines, then problems).
 set -u
 B=${B:-calibrl}
+SLICE=test
+. "$(dirname "$0")/../evaluate.sh"
 cd "${OUT:-.}"
-ev() { # name agentdir temperature
-  [ -s eval-$1-T$3.json ] && return
-  $B eval --task mathchat --agent lm:$2 --user human -n 500 --slice test --seed 1 --temperature $3 --json --episodes-out eval-$1-T$3.episodes.jsonl > eval-$1-T$3.json.tmp && mv eval-$1-T$3.json.tmp eval-$1-T$3.json
-}
 for S in ${SEEDS:-1 2 3}; do
   P=$(eval echo \${P_$S:?the run folder of pipeline $S})
   ev base-s$S $P/checkpoints/base 0; ev base-s$S $P/checkpoints/base 1

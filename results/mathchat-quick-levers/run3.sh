@@ -3,11 +3,9 @@
 set -u
 B=calibrl
 BASE=${BASE:?the base checkpoint of mathchat-quick-pipelines seed 1}
+SLICE=validation
+. "$(dirname "$0")/../evaluate.sh"
 cd "${OUT:-.}"
-ev() { # name agentdir temperature
-  [ -s eval-$1-T$3.json ] && return
-  $B eval --task mathchat --agent lm:$2 --user human -n 500 --slice validation --seed 1 --temperature $3 --json --episodes-out eval-$1-T$3.episodes.jsonl > eval-$1-T$3.json.tmp && mv eval-$1-T$3.json.tmp eval-$1-T$3.json
-}
 while read name temp flags; do
   [ -z "$name" ] && continue
   if [ ! -f $name/done ]; then

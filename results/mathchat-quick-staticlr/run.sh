@@ -10,11 +10,9 @@ set -u
 B=${B:-calibrl}
 P=${P:?a finished quick reproduce folder (checkpoints/base, checkpoints/sim, logs.jsonl)}
 S=${S:?the seed of that folder}
+SLICE=validation
+. "$(dirname "$0")/../evaluate.sh"
 cd "${OUT:-.}"
-ev() { # name agentdir temperature
-  [ -s eval-$1-T$3.json ] && return
-  $B eval --task mathchat --agent lm:$2 --user human -n 500 --slice validation --seed 1 --temperature $3 --json --episodes-out eval-$1-T$3.episodes.jsonl > eval-$1-T$3.json.tmp && mv eval-$1-T$3.json.tmp eval-$1-T$3.json
-}
 ev base $P/checkpoints/base 0; ev base $P/checkpoints/base 1
 for reward in outcome continuation; do
   for lr in 2e-5 6e-5 1.8e-4; do

@@ -7,11 +7,9 @@
 set -u
 B=${B:-calibrl}
 BASE=${BASE:?a quick base checkpoint}
+SLICE=validation
+. "$(dirname "$0")/../../evaluate.sh"
 cd "${OUT:-.}"
-ev() { # name agentdir temperature
-  [ -s eval-$1-T$3.json ] && return
-  $B eval --task mathchat --agent lm:$2 --user human -n 500 --slice validation --seed 1 --temperature $3 --json --episodes-out eval-$1-T$3.episodes.jsonl > eval-$1-T$3.json.tmp && mv eval-$1-T$3.json.tmp eval-$1-T$3.json
-}
 ev base $BASE 0; ev base $BASE 1
 while read name user seed flags; do
   [ -z "$name" ] && continue
