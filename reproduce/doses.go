@@ -2,9 +2,13 @@ package reproduce
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/atomicfile"
@@ -22,9 +26,12 @@ import (
 // depend on the naive simulator's rates), so the naive arm's difference
 // between doses is the dose's alone. OUT/doses.md tabulates every
 // setting, whatever it shows: the base's and the naive arm's human-proxy
-// scores, and the naive arm's last hacking-metrics reading. Every
-// arm is trained in every run (the other arms do not depend on the dose,
-// so their rows repeat: a check of the sharing, at a cost).
+// scores, and the naive arm's last hacking-metrics reading. A dose of the
+// naive simulator alone (task.NaiveOnly) trains, evaluates and measures
+// only the naive arm: every other stage is the 1x run's, copied with its
+// files and metrics records before the dose's run starts (reuseStages),
+// since the same seeds, base, users and reward make it the same bytes;
+// a dose of the reward runs every stage again.
 func Doses(ctx context.Context, cfg Config, doses []string) error {
 	base := task.StripDoses(cfg.Task)
 	dosed := make(map[string]string, len(doses))
@@ -56,6 +63,13 @@ func Doses(ctx context.Context, cfg Config, doses []string) error {
 		rc.Task, rc.Shared, rc.Out = base, shared, filepath.Join(cfg.Out, doseFolder(d))
 		if d != "" {
 			rc.Task = dosed[d]
+		}
+		if d != "" && task.NaiveOnly(d) {
+			n, err := reuseStages(filepath.Join(cfg.Out, doseFolder("")), rc.Out, ArmNaive)
+			if err != nil {
+				return fmt.Errorf("reproduce: dose %q: %w", d, err)
+			}
+			cfg.Log.Info("reproduce: dose reuses the 1x run's stages", "dose", d, "stages", n)
 		}
 		rows, err := Run(ctx, rc)
 		if err != nil {
@@ -122,4 +136,136 @@ func lastHacking(recs []map[string]any, stage string) (req, gap, paste string) {
 		paste = fmt.Sprintf("%.3f", v)
 	}
 	return
+}
+
+// reuseStages copies into the run folder dst every stage the finished run
+// src has done, except the report and those of arm (every seed's
+// training, evaluations, fidelity and tuning have it as a part of their
+// names: naive-interactive/seed-0, eval/naive-interactive/seed-0), each
+// with its files and metrics records, and marks it done: what a dose of
+// the naive simulator alone would compute again byte for byte. A stage's
+// files are written before its marker (an interrupted copy is copied
+// again), and a stage dst has already done is left as it is. It returns
+// how many stages it copied: none when src has not finished (no report),
+// so that a dose never reuses a partial run.
+func reuseStages(src, dst, arm string) (int, error) {
+	from, to := &runfolder.Folder{Dir: src}, &runfolder.Folder{Dir: dst}
+	if !from.Done(reportStage) {
+		return 0, nil
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return 0, err
+	}
+	var names []string
+	err := filepath.WalkDir(from.Path("stages"), func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		name, err := filepath.Rel(from.Path("stages"), path)
+		name = filepath.ToSlash(name)
+		if err == nil && name != reportStage && !slices.Contains(strings.Split(name, "/"), arm) && !to.Done(name) && !strings.HasPrefix(filepath.Base(name), ".") {
+			names = append(names, name)
+		}
+		return err
+	})
+	if err != nil || len(names) == 0 {
+		return 0, err
+	}
+	recs, err := from.ReadMetrics()
+	if err != nil {
+		return 0, err
+	}
+	old, err := to.ReadMetrics()
+	if err != nil {
+		return 0, err
+	}
+	// The metrics first, whole: the copied stages' records replace any a
+	// partial run of them left in dst.
+	reused := map[string]bool{}
+	for _, n := range names {
+		reused[n] = true
+	}
+	err = atomicfile.Write(to.Path("metrics.jsonl"), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		keep := func(recs []map[string]any, want bool) error {
+			for _, rec := range recs {
+				if st, _ := rec["stage"].(string); reused[st] == want {
+					if err := enc.Encode(rec); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		if err := keep(old, false); err != nil {
+			return err
+		}
+		return keep(recs, true)
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, n := range names {
+		// A training stage's checkpoint folder, an evaluation's or a
+		// measurement's files beside its name (eval/static/seed-0.json).
+		if ck := from.Path("checkpoints", n); isDir(ck) {
+			if err := atomicfile.WriteDir(to.Path("checkpoints", n), func(tmp string) error { return copyTree(ck, tmp) }); err != nil {
+				return 0, err
+			}
+		}
+		files, err := filepath.Glob(from.Path(n) + ".*")
+		if err != nil {
+			return 0, err
+		}
+		for _, file := range files {
+			if err := os.MkdirAll(filepath.Dir(to.Path(n)), 0o755); err != nil {
+				return 0, err
+			}
+			if err := copyFile(file, filepath.Join(filepath.Dir(to.Path(n)), filepath.Base(file))); err != nil {
+				return 0, err
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(to.Path("stages", n)), 0o755); err != nil {
+			return 0, err
+		}
+		if err := to.MarkDone(n); err != nil {
+			return 0, err
+		}
+	}
+	return len(names), nil
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
+// copyTree copies the regular files under src into dst, keeping the tree.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		return copyFile(path, filepath.Join(dst, rel))
+	})
+}
+
+// copyFile writes src's bytes to dst atomically.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return atomicfile.Write(dst, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 }

@@ -286,6 +286,21 @@ func OnlyDoses(opts string) bool {
 	return true
 }
 
+// NaiveOnly reports whether opts, as OnlyDoses takes them, change the
+// naive simulator alone (leak=, syc=) and not the reward: a setting whose
+// other arms, trained against other users on the same reward, are the
+// task's own run's (reproduce.Doses reuses them).
+func NaiveOnly(opts string) bool {
+	for _, part := range strings.Split(opts, ":") {
+		switch optionKey(part) {
+		case LeakDose, SycophancyDose:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // isOption reports whether a part of a name after a colon is an option of
 // some family rather than a level.
 func isOption(part string) bool {

@@ -89,6 +89,14 @@ func TestOnlyDoses(t *testing.T) {
 	}
 }
 
+func TestNaiveOnly(t *testing.T) {
+	for opts, want := range map[string]bool{"leak=2x": true, "leak=0x:syc=2x": true, "syc=0x": true, AcceptanceReward: false, "leak=2x:" + AcceptanceReward: false, "quote": false, "": false} {
+		if got := NaiveOnly(opts); got != want {
+			t.Errorf("NaiveOnly(%q) = %v, want %v", opts, got, want)
+		}
+	}
+}
+
 // A dose joins the name's own options in the family's order, and the
 // data stays last: building the name by hand ("NAME:" + dose) put a dose
 // after the data option, a name ParseName refuses.

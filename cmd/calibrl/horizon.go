@@ -11,6 +11,7 @@ import (
 
 	"github.com/calibrl/calibrl/horizon"
 	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/reproduce"
 )
 
 func newHorizonCmd() *cobra.Command {
@@ -23,6 +24,7 @@ func newHorizonCmd() *cobra.Command {
 		task       string
 		presetName string
 		iterations int
+		rlSeeds    int
 		jobs       int
 		seeds      seedList
 		cfg        = def
@@ -118,7 +120,7 @@ make): the bookkeeping the embedded base needs past H = 4.`,
 				if err := checkJobs(jobs); err != nil {
 					return err
 				}
-				return runLearnedHorizon(cmd, task, presetName, iterations, jobs, hs, cfg.Seed, seeds, out, asJSON)
+				return runLearnedHorizon(cmd, task, presetName, iterations, rlSeeds, jobs, hs, cfg.Seed, seeds, out, asJSON)
 			}
 			if len(seeds) > 0 {
 				return fmt.Errorf("--seeds %s: the synthetic study has no training to repeat (its Monte Carlo seed is --seed)", seeds.String())
@@ -160,13 +162,14 @@ make): the bookkeeping the embedded base needs past H = 4.`,
 	f.StringVar(&task, "task", "mathchat", "task of the learned-model study, optionally with an option for every H: mathchat:ledger (the ledger of the numbers told) or mathchat:nocalc")
 	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, standard, paper")
 	f.IntVar(&iterations, "iterations", 0, "RL iterations of every arm at every H in the learned-model study (0: the preset's)")
+	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm at every H in the learned-model study (default: the preset's, quick 3; each H's folder keeps the count it was started with); with --seeds the pooled interval's first level is the top-level seeds, so 1 suffices there")
 	f.Var(&seeds, "seeds", "comma-separated top-level seeds of the learned-model study (at least 2): the whole study once per seed into OUT/seed-S/, pooled into OUT/report.md; replaces --seed")
 	f.IntVar(&jobs, "jobs", 0, "independent stages of the learned-model study run side by side, as reproduce --jobs (0: min(2, cores)); results do not depend on it")
 	return cmd
 }
 
 // runLearnedHorizon runs the learned-model study, once or once per seed.
-func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iterations, jobs int, hs []int, seed uint64, seeds seedList, out string, asJSON bool) error {
+func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iterations, rlSeeds, jobs int, hs []int, seed uint64, seeds seedList, out string, asJSON bool) error {
 	p, err := preset.Get(presetName)
 	if err != nil {
 		return err
@@ -176,6 +179,12 @@ func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iteratio
 	}
 	if iterations > 0 {
 		p = p.WithRLIterations(iterations)
+	}
+	if cmd.Flags().Changed("rl-seeds") {
+		if rlSeeds < 1 || rlSeeds > reproduce.MaxRLSeeds {
+			return fmt.Errorf("--rl-seeds %d: want a value in [1, %d]", rlSeeds, reproduce.MaxRLSeeds)
+		}
+		p.RLSeeds = rlSeeds
 	}
 	cfg := horizon.LearnedConfig{Task: taskName, Preset: p, Horizons: hs, Seed: seed, Out: out, Log: slog.Default(), Jobs: jobs}
 	if len(seeds) > 0 {
