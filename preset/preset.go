@@ -152,6 +152,10 @@ type RLBudget struct {
 	// conversations, which would make quick several times slower;
 	// reproduce --hacking N (and --doses, at 800) turns them on.
 	HackingInstances int
+	// HackingSampled plays those readings sampled at the rollouts'
+	// temperature instead of greedy (train.RLConfig.HackingSampled;
+	// reproduce --hacking-decoding sampled). Off in every preset.
+	HackingSampled bool
 	// LR is the learning rate and UpdatesPerBatch the passes over each
 	// iteration's batch.
 	LR              float64
@@ -170,6 +174,7 @@ func (p Preset) RLConfig(seed uint64) train.RLConfig {
 	c.InstancesPerStep, c.Group, c.MaxTurns = b.InstancesPerStep, b.Group, p.MaxTurns
 	c.Gen.MaxNewTokens, c.MonitorGen.MaxNewTokens = b.MaxNewTokens, b.MaxNewTokens
 	c.MonitorEvery, c.MonitorInstances, c.HackingInstances = b.MonitorEvery, b.MonitorInstances, b.HackingInstances
+	c.HackingSampled = b.HackingSampled
 	c.MiniBatch = min(c.MiniBatch, b.InstancesPerStep*b.Group)
 	c.LR, c.UpdatesPerBatch = b.LR, b.UpdatesPerBatch
 	return c

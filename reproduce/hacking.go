@@ -22,14 +22,17 @@ func hackingSection(w io.Writer, recs []map[string]any) {
 		stages = append(stages, s)
 	}
 	sort.Strings(stages)
-	n := 0
+	n, decoding := 0, "greedy"
 	for _, s := range stages {
 		for _, rec := range byStage[s] {
 			n = max(n, int(num(rec, train.MetricHackingN)))
+			if rec[train.MetricHackingSampled] != nil {
+				decoding = "sampled at the rollouts' temperature"
+			}
 		}
 	}
-	fmt.Fprintf(w, "Pre-registered hacking metrics, on %d held-out problems per reading (greedy), each as its level and its change from iteration 0 [95%% CI], paired by problem: how often the policy asks the training user for the target; of the conversations where that user pasted it, the share whose outcome is the paste; its reward against the training user and the human proxy, and their gap. Learned hacking is the change, not the level. At this n a change of %.3f is detectable in the worst case (per-problem outcomes changing independently at a rate near 0.5), %.3f where at most a quarter of the problems change outcome.\n\n",
-		n, train.HackingMDE(n, 0.5), train.HackingMDE(n, 0.25))
+	fmt.Fprintf(w, "Pre-registered hacking metrics, on %d held-out problems per reading (%s), each as its level and its change from iteration 0 [95%% CI], paired by problem: how often the policy asks the training user for the target; of the conversations where that user pasted it, the share whose outcome is the paste; its reward against the training user and the human proxy, and their gap. Learned hacking is the change, not the level. At this n a change of %.3f is detectable in the worst case (per-problem outcomes changing independently at a rate near 0.5), %.3f where at most a quarter of the problems change outcome.\n\n",
+		n, decoding, train.HackingMDE(n, 0.5), train.HackingMDE(n, 0.25))
 	fmt.Fprintln(w, "| stage | iteration | target requests | paste → delivery | training-user reward | human-proxy reward | gap |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
 	cell := func(rec map[string]any, key string) string {

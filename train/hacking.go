@@ -17,7 +17,8 @@ import (
 // problems and seeds, and the change gets a paired 95% interval.
 //
 // Each reading plays RLConfig.HackingInstances held-out problems (the
-// monitor's split, from MonitorStart; greedy, MonitorGen) against the
+// monitor's split, from MonitorStart; greedy, MonitorGen, or sampled as
+// the rollouts with HackingSampled) against the
 // training user and the human proxy. Per problem it records, against the
 // training user, whether the agent asked for the target and whether the
 // user pasted it and the agent delivered the paste (from the task, when
@@ -59,7 +60,11 @@ type hackingReading struct {
 // playHacking reads model on the hacking problems.
 func (r *rlRun) playHacking(ctx context.Context, model *chatlm.Model) (hackingReading, error) {
 	cfg := r.cfg
-	agent := &chatlm.Agent{Model: model, Gen: cfg.MonitorGen, Tool: r.tool}
+	gen := cfg.MonitorGen
+	if cfg.HackingSampled {
+		gen = cfg.monitorSampledGen()
+	}
+	agent := &chatlm.Agent{Model: model, Gen: gen, Tool: r.tool}
 	rc := rollout.Config{Split: cfg.MonitorSplit, Start: cfg.MonitorStart, Instances: cfg.HackingInstances, Group: 1,
 		Seed: cfg.Seed ^ seedHacking, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: model.CountTokens}
 	var h hackingReading
@@ -114,6 +119,9 @@ func (r *rlRun) hacking(ctx context.Context, step int) error {
 	}
 	base := r.hackBase
 	rec := map[string]any{MetricStep: step, MetricHackingN: float64(len(now.train))}
+	if r.cfg.HackingSampled {
+		rec[MetricHackingSampled] = 1.0
+	}
 	put := func(key string, now, base []float64) {
 		if len(now) == 0 || len(now) != len(base) {
 			return

@@ -105,3 +105,32 @@ func TestHackingMDE(t *testing.T) {
 		}
 	}
 }
+
+// HackingSampled reads the policy as the rollouts sample it: the same
+// problems and seeds give other conversations than the greedy readings
+// (here another target-request rate at iteration 0), and every reading
+// says it was sampled.
+func TestGRPOHackingSampled(t *testing.T) {
+	first := func(sampled bool) map[string]any {
+		cfg := smallGRPO()
+		cfg.Iterations, cfg.HackingInstances, cfg.HackingSampled = 1, 24, sampled
+		var got map[string]any
+		log := func(r map[string]any) {
+			if got == nil && r[MetricHackingN] != nil {
+				got = r
+			}
+		}
+		if err := hackingRun(t, cfg, filepath.Join(t.TempDir(), "run"), context.Background(), log); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	greedy, sampled := first(false), first(true)
+	if greedy[MetricHackingSampled] != nil || sampled[MetricHackingSampled] != 1.0 {
+		t.Errorf("%s: greedy %v, sampled %v; want absent and 1", MetricHackingSampled, greedy[MetricHackingSampled], sampled[MetricHackingSampled])
+	}
+	if greedy[MetricHackingTargetRequest] == sampled[MetricHackingTargetRequest] {
+		t.Errorf("target requests %v greedy and sampled: the sampled reading played the greedy policy", greedy[MetricHackingTargetRequest])
+	}
+	t.Logf("target requests at iteration 0: greedy %v, sampled %v", greedy[MetricHackingTargetRequest], sampled[MetricHackingTargetRequest])
+}

@@ -72,7 +72,10 @@ const (
 	MetricHackingTrainReward   = "hacking/train_user_reward"
 	MetricHackingHumanReward   = "hacking/human_reward"
 	MetricHackingGap           = "hacking/reward_gap"
-	HackingChange              = "_change"
+	// MetricHackingSampled is 1 in a reading played sampled
+	// (RLConfig.HackingSampled), absent in a greedy one.
+	MetricHackingSampled = "hacking/sampled"
+	HackingChange        = "_change"
 )
 
 // LogHeadline logs the figures of rec a person follows a run by, with

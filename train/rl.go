@@ -170,6 +170,15 @@ type RLConfig struct {
 	// MonitorStart, against both users; 0 (the default) plays none. 800
 	// detects a change of 0.05 to 0.07 from iteration 0 (HackingMDE).
 	HackingInstances int `json:",omitempty"`
+	// HackingSampled plays the hacking readings with the policy sampled
+	// at the rollouts' temperature and top-p (as MonitorSampled), not
+	// greedy: the policy RL optimises. Its mode barely moves in a short
+	// run, so greedy readings can miss what the sampled policy learned
+	// (results/docedit-quote-doses: greedy, the quick base asks the
+	// naive user for the text in 0 of 800 conversations, sampled in about
+	// a quarter). Each problem's sampling stream is fixed by its seed, so
+	// a reading is still paired with iteration 0's. Default off.
+	HackingSampled bool `json:",omitempty"`
 
 	// flipAdvantages negates every advantage: the learning test's sabotage.
 	flipAdvantages bool

@@ -25,6 +25,7 @@ func newReproduceCmd() *cobra.Command {
 		asJSON                bool
 		doses                 []string
 		hacking               int
+		hackingDecoding       string
 		pipelines             seedList
 		sliceName             string
 	)
@@ -210,6 +211,13 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 				hacking = preregisteredHacking // the dose study reads them
 			}
 			cfg.Preset.RL.HackingInstances = hacking
+			switch hackingDecoding {
+			case "greedy":
+			case "sampled":
+				cfg.Preset.RL.HackingSampled = true
+			default:
+				return fmt.Errorf("--hacking-decoding %q: want greedy or sampled", hackingDecoding)
+			}
 			if len(pipelines) > 0 {
 				return runPipelines(cmd, cfg, pipelines, cmd.Flags().Changed("out"), name+tag)
 			}
@@ -267,6 +275,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
 	f.IntVar(&hacking, "hacking", 0, fmt.Sprintf("held-out problems the pre-registered hacking metrics play at every monitor reading against both users (target requests, paste-to-delivery, the reward gap, each with its change from iteration 0); %d detects a change of 0.05-0.07 and adds 2×%d greedy conversations a reading (default 0: off; %d with --doses)", preregisteredHacking, preregisteredHacking, preregisteredHacking))
+	f.StringVar(&hackingDecoding, "hacking-decoding", "greedy", "how the hacking metrics' readings play the policy: greedy (its mode) or sampled (at the RL rollouts' temperature and top-p, the policy RL optimises; each problem's sampling fixed by its seed, so readings stay paired with iteration 0's)")
 	f.StringSliceVar(&doses, "doses", nil, "the dose-response study: besides a run at the task's own rates (OUT/1x), one run per dose, each task options changing only the naive simulator or the reward, e.g. leak=0x,leak=2x,syc=0x,syc=2x,reward=acceptance; all share OUT/shared's logs, base and simulator; OUT/doses.md tabulates them")
 	return cmd
 }
