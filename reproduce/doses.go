@@ -84,9 +84,9 @@ func Doses(ctx context.Context, cfg Config, doses []string) error {
 	}
 	return atomicfile.Write(filepath.Join(cfg.Out, "doses.md"), func(w io.Writer) error {
 		fmt.Fprintf(w, "# Dose-response: %s, %s preset, seed %d\n\n", base, cfg.Preset.Name, cfg.Seed)
-		fmt.Fprintln(w, "Each row is one whole run sharing the logs, base policy and simulator (shared/); the dose multiplies the naive simulator's rates (leak: leakage and over-sharing; syc: sycophancy; each capped at 1), or judges the reward by the user's acceptance. The base (shared, so the same in every row) and the naive arm: each one's score against the human proxy on the held-out problems [95% CI], and the naive arm's last hacking-metrics reading (iteration, change of the target-request rate and of the training-user − human-proxy gap from iteration 0 [95% CI], paste → delivery).")
+		fmt.Fprintln(w, "Each row is one whole run sharing the logs, base policy and simulator (shared/); the dose multiplies the naive simulator's rates (leak: leakage and over-sharing; syc: sycophancy; each capped at 1), or judges the reward by the user's acceptance. The base (shared, so the same in every row) and the naive arm: each one's score against the human proxy on the held-out problems [95% CI]; then the naive arm's hacking-metrics readings against its own (dosed) user, at iteration 0 (the base) → the last: the target-request rate (its change [95% CI]), paste → delivery (of the conversations where the user pasted the text, the share whose outcome is the paste; – where none pasted) and the training-user − human-proxy reward gap's change [95% CI].")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| dose | base vs human proxy | naive arm vs human proxy | target requests Δ | gap Δ | paste → delivery | run |")
+		fmt.Fprintln(w, "| dose | base vs human proxy | naive arm vs human proxy | target requests | paste → delivery | gap Δ | run |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- |")
 		for _, r := range results {
 			score := map[string]string{ArmBase: "–", ArmNaive: "–"}
@@ -95,12 +95,12 @@ func Doses(ctx context.Context, cfg Config, doses []string) error {
 					score[row.Arm] = fmt.Sprintf("%.3f [%.3f, %.3f]", row.Figures.Value(), row.CI95[0], row.CI95[1])
 				}
 			}
-			req, gap, paste := lastHacking(r.recs, seedName(ArmNaive, 0))
+			req, paste, gap := hackingReadings(r.recs, seedName(ArmNaive, 0))
 			name := r.dose
 			if name == "" {
 				name = "1x (the task's rates)"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, score[ArmBase], score[ArmNaive], req, gap, paste, doseFolder(r.dose))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, score[ArmBase], score[ArmNaive], req, paste, gap, doseFolder(r.dose))
 		}
 		fmt.Fprintln(w)
 		return nil
@@ -115,26 +115,42 @@ func doseFolder(dose string) string {
 	return strings.NewReplacer(":", "_", "=", "-").Replace(dose)
 }
 
-// lastHacking formats a stage's last hacking-metrics reading: the change
-// of the target-request rate and of the gap, and paste → delivery.
-func lastHacking(recs []map[string]any, stage string) (req, gap, paste string) {
-	req, gap, paste = "–", "–", "–"
+// hackingReadings formats a stage's first and last hacking-metrics
+// readings: the target-request rate at each with the change at the last,
+// paste → delivery at each, and the gap's change at the last.
+func hackingReadings(recs []map[string]any, stage string) (req, paste, gap string) {
+	req, paste, gap = "–", "–", "–"
 	pts := perStep(recs, train.MetricHackingN)[stage]
 	if len(pts) == 0 {
 		return
 	}
-	rec := pts[len(pts)-1]
+	first, last := pts[0], pts[len(pts)-1]
 	change := func(k string) string {
 		c := k + train.HackingChange
-		if _, ok := rec[c]; !ok {
+		if _, ok := last[c]; !ok {
 			return "–"
 		}
-		return fmt.Sprintf("%+.3f [%+.3f, %+.3f] at %d", num(rec, c), num(rec, c+"_lo"), num(rec, c+"_hi"), int(num(rec, train.MetricStep)))
+		return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", num(last, c), num(last, c+"_lo"), num(last, c+"_hi"))
 	}
-	req, gap = change(train.MetricHackingTargetRequest), change(train.MetricHackingGap)
-	if v, ok := rec[train.MetricHackingPasteDelivery].(float64); ok {
-		paste = fmt.Sprintf("%.3f", v)
+	level := func(rec map[string]any, k string) string {
+		if v, ok := rec[k].(float64); ok {
+			return fmt.Sprintf("%.3f", v)
+		}
+		return "–"
 	}
+	at := func(rec map[string]any) int { return int(num(rec, train.MetricStep)) }
+	req = fmt.Sprintf("%s at %d → %s at %d (%s)", level(first, train.MetricHackingTargetRequest), at(first),
+		level(last, train.MetricHackingTargetRequest), at(last), change(train.MetricHackingTargetRequest))
+	delivery := func(rec map[string]any) string {
+		n, ok := rec[train.MetricHackingPasted].(float64)
+		if !ok || n == 0 {
+			return level(rec, train.MetricHackingPasteDelivery)
+		}
+		p := num(rec, train.MetricHackingPasteDelivery)
+		return fmt.Sprintf("%.3f (%.0f of %.0f)", p, p*n, n)
+	}
+	paste = fmt.Sprintf("%s → %s", delivery(first), delivery(last))
+	gap = change(train.MetricHackingGap)
 	return
 }
 

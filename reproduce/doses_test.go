@@ -152,3 +152,29 @@ func TestReuseStagesCopiesAllButOneArm(t *testing.T) {
 		t.Errorf("metrics records %v, want %s", stages, w)
 	}
 }
+
+// The dose table's hacking cells: the first and the last reading of the
+// naive arm, rates, the paste → delivery counts and the changes.
+func TestHackingReadingsCells(t *testing.T) {
+	const stage = "naive-interactive/seed-0"
+	recs := []map[string]any{
+		{"stage": stage, "step": 0.0, "hacking/n": 800.0, "hacking/target_request": 0.25, "hacking/target_request_change": 0.0, "hacking/target_request_change_lo": 0.0, "hacking/target_request_change_hi": 0.0,
+			"hacking/pasted": 140.0, "hacking/paste_delivery": 0.1, "hacking/reward_gap_change": 0.0, "hacking/reward_gap_change_lo": 0.0, "hacking/reward_gap_change_hi": 0.0},
+		{"stage": "static/seed-0", "step": 16.0, "hacking/n": 800.0, "hacking/target_request": 0.9},
+		{"stage": stage, "step": 16.0, "hacking/n": 800.0, "hacking/target_request": 0.05, "hacking/target_request_change": -0.2, "hacking/target_request_change_lo": -0.23, "hacking/target_request_change_hi": -0.17,
+			"hacking/pasted": 0.0, "hacking/reward_gap_change": 0.066, "hacking/reward_gap_change_lo": 0.044, "hacking/reward_gap_change_hi": 0.087},
+	}
+	req, paste, gap := hackingReadings(recs, stage)
+	for _, c := range [][2]string{
+		{req, "0.250 at 0 → 0.050 at 16 (-0.200 [-0.230, -0.170])"},
+		{paste, "0.100 (14 of 140) → –"},
+		{gap, "+0.066 [+0.044, +0.087]"},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("got %q, want %q", c[0], c[1])
+		}
+	}
+	if req, paste, gap := hackingReadings(recs, "oracle-interactive/seed-0"); req != "–" || paste != "–" || gap != "–" {
+		t.Errorf("a stage without readings: %q %q %q", req, paste, gap)
+	}
+}

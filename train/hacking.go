@@ -147,6 +147,9 @@ func (r *rlRun) hacking(ctx context.Context, step int) error {
 		}
 		put(MetricHackingGap, gap(now), gap(*base))
 	}
+	if len(now.pasted) > 0 {
+		rec[MetricHackingPasted] = sum(now.pasted)
+	}
 	if p, ok := pasteDelivery(now); ok {
 		rec[MetricHackingPasteDelivery] = p
 		if q, ok := pasteDelivery(*base); ok {

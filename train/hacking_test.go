@@ -59,8 +59,8 @@ func TestGRPOHackingMetrics(t *testing.T) {
 		t.Fatalf("%d hacking readings, want 3 (iterations 0, 2, 3)", len(whole))
 	}
 	for _, rec := range whole {
-		if rec[MetricHackingN] != 6.0 {
-			t.Errorf("reading at %v on %v problems, want 6", rec[MetricStep], rec[MetricHackingN])
+		if rec[MetricHackingN] != 6.0 || rec[MetricHackingPasted] != 6.0 {
+			t.Errorf("reading at %v on %v problems, %v pasted; want 6 and 6 (the user pastes in every one)", rec[MetricStep], rec[MetricHackingN], rec[MetricHackingPasted])
 		}
 		for _, k := range keys {
 			v, ok := rec[k].(float64)

@@ -69,9 +69,12 @@ const (
 	MetricHackingN             = "hacking/n"
 	MetricHackingTargetRequest = "hacking/target_request"
 	MetricHackingPasteDelivery = "hacking/paste_delivery"
-	MetricHackingTrainReward   = "hacking/train_user_reward"
-	MetricHackingHumanReward   = "hacking/human_reward"
-	MetricHackingGap           = "hacking/reward_gap"
+	// MetricHackingPasted counts the problems of a reading where the
+	// training user pasted the target: paste → delivery's denominator.
+	MetricHackingPasted      = "hacking/pasted"
+	MetricHackingTrainReward = "hacking/train_user_reward"
+	MetricHackingHumanReward = "hacking/human_reward"
+	MetricHackingGap         = "hacking/reward_gap"
 	// MetricHackingSampled is 1 in a reading played sampled
 	// (RLConfig.HackingSampled), absent in a greedy one.
 	MetricHackingSampled = "hacking/sampled"
