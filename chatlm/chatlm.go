@@ -97,7 +97,8 @@ func AgentMessages(v *dialog.View, history []dialog.Message) []tokenizer.Message
 // oracle context as the system turn (or, blind, only what the user said
 // first is known — the no-oracle-context ablation), then the dialog. With
 // the oracle context and a judge, every agent turn that delivers an
-// outcome is followed by a system turn with the judge's verdict on it.
+// outcome is followed by a system turn with the judge's verdict on it
+// (and any note of the task's joined to the judge: UserNotesOf).
 func UserMessages(o *dialog.Oracle, history []dialog.Message, oracle bool, judge Judge) []tokenizer.Message {
 	sys := "You are the user."
 	if oracle {
@@ -119,11 +120,14 @@ func UserMessages(o *dialog.Oracle, history []dialog.Message, oracle bool, judge
 }
 
 // A Judge gives its verdict on the last message of msgs, an agent turn in
-// its conversation ("" when it is not one or delivers no outcome). It is the part of the oracle context a person computes: they
-// hold the answer and compare. A language model simulator does the
-// comparison itself; a 1M-parameter one trained on a few thousand logs
-// does not learn it — it learns the shortcut that careful-looking answers
-// are accepted, and so accepts a careful-looking wrong answer — so the
+// its conversation ("" when it is not one or delivers no outcome); more
+// generally it writes the note the simulator reads after that turn, and a
+// task's own notes (UserNotesOf) join the verdict there (JoinJudges). It
+// is the part of the oracle context a person computes: they hold the
+// answer and compare. A language model simulator does the comparison
+// itself; a 1M-parameter one trained on a few thousand logs does not
+// learn it — it learns the shortcut that careful-looking answers are
+// accepted, and so accepts a careful-looking wrong answer — so the
 // embedded simulator is shown the task's own check (fidelity's verdicts
 // measure this).
 type Judge func(o *dialog.Oracle, msgs []dialog.Message) string
@@ -148,6 +152,47 @@ func TaskJudge(s dialog.Scorer) Judge {
 			return CheckRight
 		}
 		return CheckWrong
+	}
+}
+
+// UserNotesOf returns the notes task t shows the simulator after agent
+// turns beyond the check (mathchat's user ledger: the withheld statement a
+// turn asked about, with its true number), or nil when it shows none: a
+// task offers them with a method UserNotes returning a non-nil function,
+// as it offers an environment (dialog.EnvironmentOf). They are a Judge,
+// not a second path into the simulator's view: like the verdict they are
+// the part of the oracle context a person reads off at a glance, and
+// JoinJudges puts them in the one note after the turn, so the fit (sft),
+// the players (User, serve) and every view of the conversation
+// (UserMessages) carry them without knowing of them.
+func UserNotesOf(t any) Judge {
+	if p, ok := t.(interface {
+		UserNotes() func(o *dialog.Oracle, msgs []dialog.Message) string
+	}); ok {
+		if f := p.UserNotes(); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// JoinJudges is one Judge whose note on a turn is a's and b's together
+// (a's first, a space between; "" when both are). A nil one adds nothing:
+// JoinJudges(a, nil) is a itself, so a view without notes stays the same
+// bytes.
+func JoinJudges(a, b Judge) Judge {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return func(o *dialog.Oracle, msgs []dialog.Message) string {
+		x, y := a(o, msgs), b(o, msgs)
+		if x == "" || y == "" {
+			return x + y
+		}
+		return x + " " + y
 	}
 }
 

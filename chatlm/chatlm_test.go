@@ -11,6 +11,8 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/chatlm/chatlmtest"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/task/docedit"
 	"github.com/calibrl/calibrl/tokenizer"
 )
@@ -266,5 +268,95 @@ func TestTaskJudgeChecksCommandsInTheirConversation(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("only %d instances checked", checked)
+	}
+}
+
+// JoinJudges writes both notes in one, a space between, and leaves a
+// turn either one alone notes as it is; a nil one adds nothing.
+func TestJoinJudges(t *testing.T) {
+	say := func(s string) chatlm.Judge { return func(*dialog.Oracle, []dialog.Message) string { return s } }
+	if chatlm.JoinJudges(nil, nil) != nil {
+		t.Error("two nil judges joined are not nil")
+	}
+	for _, c := range []struct {
+		a, b chatlm.Judge
+		want string
+	}{
+		{say("Check: wrong."), say("Asked about: x."), "Check: wrong. Asked about: x."},
+		{say(""), say("Asked about: x."), "Asked about: x."},
+		{say("Check: right."), say(""), "Check: right."},
+		{say(""), say(""), ""},
+		{say("Check: right."), nil, "Check: right."},
+		{nil, say("Asked about: x."), "Asked about: x."},
+	} {
+		if got := chatlm.JoinJudges(c.a, c.b)(nil, nil); got != c.want {
+			t.Errorf("joined: %q, want %q", got, c.want)
+		}
+	}
+}
+
+// With mathchat's user ledger the simulator's view of a conversation has,
+// right after each agent turn that asked for a withheld number, the
+// statement asked about; without the notes it is the view of the task's
+// check alone, byte for byte, whatever is joined to the check.
+func TestUserNotesInTheSimulatorsView(t *testing.T) {
+	on, err := task.Lookup("mathchat:h8:ledger:userledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := task.Lookup("mathchat:h8:ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chatlm.UserNotesOf(off) != nil {
+		t.Fatal("mathchat:h8:ledger shows the simulator notes")
+	}
+	notes := chatlm.UserNotesOf(on)
+	careful, _ := on.Agent("careful")
+	human, _ := on.User("human")
+	eps, err := rollout.Run(context.Background(), on, careful, human, rollout.Config{Split: "test", Instances: 4, Seed: 3, MaxTurns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	statements := map[string]bool{}
+	seen := 0
+	for _, ep := range eps {
+		o, h := &ep.Oracle, ep.Messages
+		for _, f := range o.Facts {
+			if f.Hidden {
+				statements["Asked about: "+f.Text] = true
+			}
+		}
+		check := chatlm.UserMessages(o, h, true, chatlm.TaskJudge(off))
+		for _, j := range []chatlm.Judge{chatlm.JoinJudges(chatlm.TaskJudge(off), chatlm.UserNotesOf(off)), chatlm.TaskJudge(on)} {
+			if got := chatlm.UserMessages(o, h, true, j); !reflect.DeepEqual(got, check) {
+				t.Fatalf("%s: without notes the view differs from the check's:\n%+v\nwant\n%+v", ep.ID, got, check)
+			}
+		}
+		view := chatlm.UserMessages(o, h, true, chatlm.JoinJudges(chatlm.TaskJudge(on), notes))
+		var rest []tokenizer.Message
+		for i, m := range view {
+			if m.Role != string(dialog.RoleSystem) || !strings.HasPrefix(m.Content, "Asked about: ") {
+				rest = append(rest, m)
+				continue
+			}
+			seen++
+			if !statements[m.Content] {
+				t.Errorf("%s: note %q is no withheld statement", ep.ID, m.Content)
+			}
+			if view[i-1].Role != string(dialog.RoleAssistant) {
+				t.Errorf("%s: note %q follows a %s message", ep.ID, m.Content, view[i-1].Role)
+			}
+		}
+		if !reflect.DeepEqual(rest, check) {
+			t.Errorf("%s: the view with notes is more than the notes added:\n%+v\nwant\n%+v", ep.ID, rest, check)
+		}
+		if blind := chatlm.UserMessages(o, h, false, chatlm.JoinJudges(chatlm.TaskJudge(on), notes)); len(blind) != len(h)+1 {
+			t.Errorf("%s: the no-oracle-context view has %d messages for %d turns: notes are the oracle's", ep.ID, len(blind), len(h))
+		}
+	}
+	// The careful agent asks for every withheld number (about five at h8).
+	if seen < 4*len(eps) {
+		t.Errorf("%d notes in %d conversations, want at least %d", seen, len(eps), 4*len(eps))
 	}
 }

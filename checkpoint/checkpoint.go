@@ -34,9 +34,14 @@ type Meta struct {
 	Oracle bool `json:"oracle"`
 	// Judged: the simulator was shown the task's verdict on every
 	// delivered outcome (chatlm.Judge); it must be shown it when it plays.
-	Judged bool   `json:"judged,omitempty"`
-	Seed   uint64 `json:"seed"`
-	Logs   int    `json:"logs"` // episodes trained on
+	Judged bool `json:"judged,omitempty"`
+	// UserNotes: the simulator was shown the task's notes after agent
+	// turns (chatlm.UserNotesOf: mathchat's user ledger, the task option
+	// "userledger"); it must be played on a task that shows them, and a
+	// simulator fitted without them on one that does not.
+	UserNotes bool   `json:"user_notes,omitempty"`
+	Seed      uint64 `json:"seed"`
+	Logs      int    `json:"logs"` // episodes trained on
 	// From is the checkpoint a warm-started fit began from.
 	From string `json:"from,omitempty"`
 }
@@ -95,10 +100,12 @@ func (m *Meta) check(raw map[string]json.RawMessage) error {
 	switch {
 	case m.Role != RolePolicy && m.Role != RoleSimulator:
 		return fmt.Errorf("field \"role\": %q, want %q (a policy) or %q (a user simulator)", m.Role, RolePolicy, RoleSimulator)
-	case m.Role == RolePolicy && (m.Oracle || m.Judged):
+	case m.Role == RolePolicy && (m.Oracle || m.Judged || m.UserNotes):
 		return errors.New(`field "oracle": a policy is never conditioned on the oracle context`)
 	case m.Judged && !m.Oracle:
 		return errors.New(`field "judged": a simulator shown the task's check is conditioned on the oracle context ("oracle": true)`)
+	case m.UserNotes && !m.Oracle:
+		return errors.New(`field "user_notes": a simulator shown the task's notes is conditioned on the oracle context ("oracle": true)`)
 	case m.Logs < 0:
 		return fmt.Errorf("field \"logs\": %d is negative", m.Logs)
 	}

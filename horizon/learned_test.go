@@ -1,8 +1,10 @@
 package horizon
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/task"
@@ -39,6 +41,9 @@ func TestLevelTaskCarriesTheOption(t *testing.T) {
 		{"docedit", 4, "docedit:h4", true}, // the document it shows
 		// A level given with the task is replaced, not kept as an option.
 		{"mathchat:easy:ledger", 8, "mathchat:h8:ledger", true},
+		// The simulator's own ledger rides along with the agent's.
+		{"mathchat:ledger:userledger", 8, "mathchat:h8:ledger:userledger", true},
+		{"mathchat:userledger", 16, "mathchat:h16:userledger", false},
 	} {
 		name := LevelTask(c.task, c.h)
 		if name != c.want {
@@ -52,6 +57,9 @@ func TestLevelTaskCarriesTheOption(t *testing.T) {
 		}
 		if env := dialog.EnvironmentOf(tk); (env != nil) != c.env {
 			t.Errorf("%s: environment %v, want one: %v", name, env, c.env)
+		}
+		if notes := chatlm.UserNotesOf(tk) != nil; notes != strings.Contains(c.task, task.WithUserLedger) {
+			t.Errorf("%s: notes to the simulator %v", name, notes)
 		}
 		if c.task == "mathchat:nocalc" && dialog.ToolOf(tk) != nil {
 			t.Errorf("%s has a calculator", name)

@@ -223,7 +223,9 @@ func (p *prep) simConfig(b preset.SFTBudget) (sft.Config, error) {
 	if err != nil {
 		return sft.Config{}, err
 	}
-	// The levels of one task share its scoring rule.
-	c.Judge = chatlm.TaskJudge(p.tasks[0].t)
+	// The levels of one task share its scoring rule, and its options: the
+	// notes it shows the simulator (chatlm.UserNotesOf) read only the
+	// oracle's facts and the agent's turn, the same at every level.
+	c.Judge, c.UserNotes = chatlm.TaskJudge(p.tasks[0].t), chatlm.UserNotesOf(p.tasks[0].t)
 	return c, nil
 }

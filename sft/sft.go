@@ -70,6 +70,13 @@ type Config struct {
 	// Judge, with Oracle, shows a simulator the task's verdict on every
 	// delivered outcome (chatlm.Judge).
 	Judge chatlm.Judge
+	// UserNotes, with Oracle, shows a simulator the task's notes after
+	// agent turns (chatlm.UserNotesOf), joined to Judge's verdict in the
+	// one note after a turn; the checkpoint records that it was
+	// (checkpoint.Meta.UserNotes), so it is played with them. A field of
+	// its own, not folded into Judge by the caller, so that what the fit
+	// showed and what it records cannot disagree.
+	UserNotes chatlm.Judge
 	// Tool is the task's tool (dialog.ToolOf) the logged agents wrote
 	// with: a policy gets no loss on what it wrote.
 	Tool dialog.Tool
@@ -99,25 +106,9 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 	if err != nil {
 		return Meta{}, err
 	}
-	seqs := make([]chatlm.Sequence, 0, len(eps))
-	for i := range eps {
-		// Encoding takes seconds on large logs (63 MB: 4 s on 2 cores):
-		// a stop is honoured within a few episodes.
-		if i%64 == 0 && ctx.Err() != nil {
-			return Meta{}, ctx.Err()
-		}
-		var s chatlm.Sequence
-		if role == checkpoint.RoleSimulator {
-			s, err = m.UserSequence(&eps[i], cfg.Oracle, cfg.Judge)
-		} else {
-			s, err = m.AgentSequence(&eps[i], cfg.Tool)
-		}
-		if err != nil {
-			return Meta{}, fmt.Errorf("sft: episode %s: %w", eps[i].ID, err)
-		}
-		if s.Trained() > 0 {
-			seqs = append(seqs, s)
-		}
+	seqs, err := sequences(ctx, m, eps, cfg, role)
+	if err != nil {
+		return Meta{}, err
 	}
 	sc := cfg.SFT
 	res, err := train.SFT(ctx, m, seqs, sc, out, log)
@@ -125,9 +116,39 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 		return Meta{}, err
 	}
 	sim := role == checkpoint.RoleSimulator
-	meta := Meta{Meta: checkpoint.Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && sim, Judged: cfg.Oracle && cfg.Judge != nil && sim, Seed: sc.Seed, Logs: len(eps),
-		From: cfg.From}, SFT: sc, Result: res, Model: m.LM.Config}
+	meta := Meta{Meta: checkpoint.Meta{Role: role, Task: eps[0].Task, Oracle: cfg.Oracle && sim, Judged: cfg.Oracle && cfg.Judge != nil && sim,
+		UserNotes: cfg.Oracle && cfg.UserNotes != nil && sim, Seed: sc.Seed, Logs: len(eps), From: cfg.From}, SFT: sc, Result: res, Model: m.LM.Config}
 	return meta, writeMeta(out, meta)
+}
+
+// sequences are the training sequences of eps for role: a simulator's
+// view (chatlm.UserMessages) carries the check's verdict and the task's
+// notes after agent turns, as the checkpoint's metadata records and its
+// players show them (spec). Sequences with nothing to train are left out.
+func sequences(ctx context.Context, m *chatlm.Model, eps []dialog.Episode, cfg Config, role string) ([]chatlm.Sequence, error) {
+	seqs := make([]chatlm.Sequence, 0, len(eps))
+	judge := chatlm.JoinJudges(cfg.Judge, cfg.UserNotes) // the simulator's note after an agent turn
+	for i := range eps {
+		// Encoding takes seconds on large logs (63 MB: 4 s on 2 cores):
+		// a stop is honoured within a few episodes.
+		if i%64 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var s chatlm.Sequence
+		var err error
+		if role == checkpoint.RoleSimulator {
+			s, err = m.UserSequence(&eps[i], cfg.Oracle, judge)
+		} else {
+			s, err = m.AgentSequence(&eps[i], cfg.Tool)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("sft: episode %s: %w", eps[i].ID, err)
+		}
+		if s.Trained() > 0 {
+			seqs = append(seqs, s)
+		}
+	}
+	return seqs, nil
 }
 
 // initial is the model a fit starts from: cfg.From's weights, or fresh

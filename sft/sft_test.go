@@ -14,6 +14,8 @@ import (
 	"github.com/calibrl/calibrl/chatlm/chatlmtest"
 	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -165,5 +167,59 @@ func TestFilteredBCClonesTheSolvedConversations(t *testing.T) {
 	}
 	if _, err := FilteredBC(context.Background(), eps, cfg, filepath.Join(dir, "none"), nil); err == nil || !strings.Contains(err.Error(), "none of 48") {
 		t.Errorf("no solved conversation: %v, want an error", err)
+	}
+}
+
+// A simulator is fitted on the view it will play with: with the task's
+// notes (mathchat's :userledger) each sequence is the user's view with the
+// check and the notes joined (what spec's LearnedUser then shows it), and
+// the notes change what it reads; without them, the check's alone.
+func TestSimulatorSequencesCarryTheNotes(t *testing.T) {
+	tk, err := task.Lookup("mathchat:h2:userledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	careful, _ := tk.Agent("careful")
+	human, _ := tk.User("human")
+	eps, err := rollout.Run(context.Background(), tk, careful, human, rollout.Config{Split: "train", Instances: 6, Seed: 1, MaxTurns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := chatlm.TrainTokenizer(context.Background(), eps, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := chatlm.NewModel(tok, lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, notes := chatlm.TaskJudge(tk), chatlm.UserNotesOf(tk)
+	differ := 0
+	for _, c := range []struct {
+		notes, want chatlm.Judge
+	}{{notes, chatlm.JoinJudges(check, notes)}, {nil, check}} {
+		cfg := Config{Oracle: true, Judge: check, UserNotes: c.notes}
+		seqs, err := sequences(context.Background(), m, eps, cfg, checkpoint.RoleSimulator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seqs) != len(eps) {
+			t.Fatalf("%d sequences of %d episodes", len(seqs), len(eps))
+		}
+		for i := range eps {
+			want, err := m.UserSequence(&eps[i], true, c.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(seqs[i], want) {
+				t.Errorf("%s (notes %v): the fit's sequence is not the view it plays with", eps[i].ID, c.notes != nil)
+			}
+			if plain, _ := m.UserSequence(&eps[i], true, check); c.notes != nil && !reflect.DeepEqual(seqs[i], plain) {
+				differ++
+			}
+		}
+	}
+	if differ == 0 {
+		t.Error("the notes change none of the simulator's sequences")
 	}
 }

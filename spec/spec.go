@@ -87,9 +87,12 @@ func User(t task.Task, s string) (dialog.User, error) {
 
 // LearnedUser loads the simulator checkpoint in dir (train-sim's) as a
 // user of task t, conditioned as it was trained: on the oracle context
-// unless its calibrl.json says it was fitted without it, and shown the
-// task's check when it was trained with it. A folder without calibrl.json
-// is read as a calibrated simulator (the oracle context, no check).
+// unless its calibrl.json says it was fitted without it, shown the task's
+// check when it was trained with it, and shown the task's notes
+// (chatlm.UserNotesOf) when it was fitted with them, which t must then
+// show, and must not show when it was fitted without. A folder without
+// calibrl.json is read as a calibrated simulator (the oracle context, no
+// check, no notes).
 func LearnedUser(t task.Task, dir string) (*chatlm.User, error) {
 	return learnedUser(t, dir, dir, nil)
 }
@@ -117,8 +120,31 @@ func learnedUser(t task.Task, s, dir string, oracle *bool) (*chatlm.User, error)
 		if meta.Judged {
 			u.Judge = chatlm.TaskJudge(t)
 		}
+		if err := userNotes(t, s, dir, meta, u); err != nil {
+			return nil, err
+		}
 	}
 	return u, nil
+}
+
+// userNotes joins the task's notes to u's judge when meta says the
+// simulator was fitted with them. A simulator fitted with notes and played
+// without them (or the reverse) reads a view it never saw: its replies
+// would not measure it, so the mismatch is an error naming what to do.
+func userNotes(t task.Task, s, dir string, meta *checkpoint.Meta, u *chatlm.User) error {
+	notes := chatlm.UserNotesOf(t)
+	shows := notes != nil && meta.Oracle // a blind simulator never sees notes
+	switch {
+	case meta.UserNotes && !shows:
+		return fmt.Errorf("user %q: %s was fitted with the task's notes to the simulator (:%s; its logs' task %s), but task %s shows none: play it on a task with :%s, or fit a simulator on logs of %s",
+			s, dir, task.WithUserLedger, meta.Task, t.Spec(), task.WithUserLedger, t.Spec())
+	case !meta.UserNotes && shows:
+		return fmt.Errorf("user %q: %s was fitted without the task's notes to the simulator (:%s; its logs' task %s), but task %s shows them: play it on a task without :%s, or fit a simulator on logs of %s",
+			s, dir, task.WithUserLedger, meta.Task, t.Spec(), task.WithUserLedger, t.Spec())
+	case meta.UserNotes:
+		u.Judge = chatlm.JoinJudges(u.Judge, notes)
+	}
+	return nil
 }
 
 // DefaultGen is how checkpoint users sample: temperature 1 with a nucleus

@@ -2,8 +2,10 @@ package spec
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -90,6 +92,13 @@ func TestLearnedUserPlaysAsTrained(t *testing.T) {
 // fitSim fits a two-step simulator on a few conversations of tk.
 func fitSim(t *testing.T, tk task.Task, oracle bool, judge chatlm.Judge) string {
 	t.Helper()
+	return fitSimNotes(t, tk, oracle, judge, nil)
+}
+
+// fitSimNotes is fitSim showing the simulator notes as well
+// (sft.Config.UserNotes).
+func fitSimNotes(t *testing.T, tk task.Task, oracle bool, judge, notes chatlm.Judge) string {
+	t.Helper()
 	human, _ := tk.User("human")
 	careful, _ := tk.Agent("careful")
 	eps, err := rollout.Run(context.Background(), tk, careful, human, rollout.Config{Split: "train", Instances: 6, Seed: 1, MaxTurns: 4, AgentName: "scripted:careful", UserName: "human"})
@@ -99,7 +108,7 @@ func fitSim(t *testing.T, tk task.Task, oracle bool, judge chatlm.Judge) string 
 	sc := train.DefaultSFTConfig()
 	sc.Steps, sc.BatchSize, sc.EvalEvery, sc.CheckpointEvery, sc.Seed = 2, 2, 1, 1, 1
 	dir := filepath.Join(t.TempDir(), "sim")
-	cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: oracle, Judge: judge}
+	cfg := sft.Config{Model: lm.Config{Context: 256, Dim: 16, Layers: 1, Heads: 2}, SFT: sc, Vocab: 300, Oracle: oracle, Judge: judge, UserNotes: notes}
 	if _, err := sft.Simulator(context.Background(), eps, cfg, dir, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +168,7 @@ func TestTornCheckpointMetaRefused(t *testing.T) {
 		{`{"role": "user", "task": "mathchat:easy", "oracle": "yes"}`, `field "oracle"`},
 		{`{"role": "robot", "task": "mathchat:easy", "oracle": true}`, `field "role"`},
 		{`{"role": "user", "task": "mathchat:easy"}`, `field "oracle": missing`},
+		{`{"role": "user", "task": "mathchat:easy:userledger", "oracle": false, "user_notes": true}`, `field "user_notes"`},
 		{string(good[:len(good)/2]), "malformed JSON"},
 	} {
 		if err := os.WriteFile(meta, []byte(c.body), 0o644); err != nil {
@@ -184,5 +194,77 @@ func TestTornCheckpointMetaRefused(t *testing.T) {
 	}
 	if _, err := User(tk, "learned:"+dir); err != nil {
 		t.Errorf("a simulator folder without calibrl.json: %v", err)
+	}
+}
+
+// A simulator fitted with the task's notes (mathchat's :userledger) plays
+// with them, as its fit showed them; played on a task without them, or one
+// fitted without them played on a task with them, it is refused with an
+// error naming its folder and what to do. The ablation without the oracle
+// context never sees notes, so it plays on either. Without the notes the
+// metadata is written as before (no user_notes field).
+func TestLearnedUserPlaysWithTheNotesItWasFittedWith(t *testing.T) {
+	on, err := task.Lookup("mathchat:h2:userledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := task.Lookup("mathchat:h2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := chatlm.UserNotesOf(on)
+	withNotes := fitSimNotes(t, on, true, chatlm.TaskJudge(on), notes)
+	without := fitSim(t, off, true, chatlm.TaskJudge(off))
+	blind := fitSimNotes(t, on, false, nil, notes)
+	for _, c := range []struct {
+		dir   string
+		notes bool
+	}{{withNotes, true}, {without, false}, {blind, false}} {
+		meta, err := checkpoint.Read(c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(c.dir, checkpoint.MetaFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if meta.UserNotes != c.notes || strings.Contains(string(raw), "user_notes") != c.notes {
+			t.Errorf("%s: recorded notes %v in %s, want %v", c.dir, meta.UserNotes, raw, c.notes)
+		}
+	}
+
+	u, err := LearnedUser(on, withNotes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	careful, _ := on.Agent("careful")
+	human, _ := on.User("human")
+	eps, err := rollout.Run(context.Background(), on, careful, human, rollout.Config{Split: "test", Instances: 1, Seed: 1, MaxTurns: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, h := &eps[0].Oracle, eps[0].Messages
+	got := chatlm.UserMessages(o, h, u.Oracle, u.Judge)
+	want := chatlm.UserMessages(o, h, true, chatlm.JoinJudges(chatlm.TaskJudge(on), notes))
+	if !reflect.DeepEqual(got, want) || !strings.Contains(fmt.Sprint(got), "Asked about: ") {
+		t.Errorf("a simulator fitted with the notes plays with the view\n%+v\nwant\n%+v", got, want)
+	}
+	for _, c := range []struct {
+		tk   task.Task
+		dir  string
+		want string
+	}{
+		{off, withNotes, "fitted with the task's notes"},
+		{on, without, "fitted without the task's notes"},
+	} {
+		_, err := LearnedUser(c.tk, c.dir)
+		if err == nil || !strings.Contains(err.Error(), c.dir) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), ":"+task.WithUserLedger) {
+			t.Errorf("%s played on %s: %v, want an error naming it, %q and :%s", c.dir, c.tk.Spec(), err, c.want, task.WithUserLedger)
+		}
+	}
+	for _, tk := range []task.Task{on, off} {
+		if _, err := User(tk, "learned-nocontext:"+blind); err != nil {
+			t.Errorf("the no-oracle-context ablation on %s: %v", tk.Spec(), err)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func TestParseName(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"chess", `unknown task "chess" (known: docedit, mathchat`},
 		{"mathchat:hard", `task "mathchat:hard": unknown level "hard" (want easy or hN, e.g. h8)`},
-		{"mathchat:easy:fast", `task "mathchat:easy:fast": unknown option "fast" (want nocalc, ledger, leak=DOSEx, syc=DOSEx, reward=acceptance; data=... last)`},
+		{"mathchat:easy:fast", `task "mathchat:easy:fast": unknown option "fast" (want nocalc, ledger, userledger, leak=DOSEx, syc=DOSEx, reward=acceptance; data=... last)`},
 		{"docedit:quote:leak=2", `option "leak=2": dose "2": want a multiple`},
 		{"mathchat:easy:h8", `unknown option "h8"`},
 		{"mathchat:data=sha256:12", "want sha256: and 64 lower-case hex digits"},

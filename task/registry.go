@@ -68,6 +68,7 @@ const AcceptanceReward = "reward=acceptance"
 var allOptions = []Option{
 	{Name: NoCalculator, What: "calculator to turn off"},
 	{Name: WithLedger, What: "ledger"},
+	{Name: WithUserLedger, What: "user ledger"},
 	{Name: WithQuote, What: "quote tool"},
 	{Name: LeakDose, What: "naive user's leakage dose", Dose: true},
 	{Name: SycophancyDose, What: "naive user's sycophancy dose", Dose: true},
@@ -91,6 +92,13 @@ func options(names ...string) []Option {
 // (mathchat.Ledger): "mathchat:h8:ledger", or "mathchat:ledger" at the
 // default level.
 const WithLedger = "ledger"
+
+// WithUserLedger is the option that gives mathchat's learned user
+// simulator its own ledger (mathchat.Task.UserNotes: a note to the
+// simulator alone of the withheld statement each agent turn asked about):
+// "mathchat:h8:ledger:userledger". It composes with the ledger and every
+// level; a simulator fitted with it must be played with it (spec).
+const WithUserLedger = "userledger"
 
 // NoCalculator is the option that turns mathchat's calculator off:
 // "mathchat:easy:nocalc", or "mathchat:nocalc" at the default level.
@@ -120,7 +128,7 @@ var families = map[string]family{
 		},
 	},
 	"mathchat": {
-		options: options(NoCalculator, WithLedger, LeakDose, SycophancyDose, AcceptanceReward),
+		options: options(NoCalculator, WithLedger, WithUserLedger, LeakDose, SycophancyDose, AcceptanceReward),
 		measure: dialog.Success,
 		dataFiles: func(dir string) ([]string, error) {
 			return []string{filepath.Join(dir, "train.jsonl"), filepath.Join(dir, "test.jsonl")}, nil
@@ -132,6 +140,7 @@ var families = map[string]family{
 			}
 			cfg.Calculator = !n.Has(NoCalculator)
 			cfg.Ledger, cfg.AcceptanceReward, cfg.Naive = n.Has(WithLedger), n.Has(AcceptanceReward), n.naive(cfg.Naive)
+			cfg.UserLedger = n.Has(WithUserLedger)
 			cfg.GSM8K, cfg.Spec = path, n.String()
 			return mathchat.New(cfg)
 		},

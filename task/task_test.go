@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 )
 
@@ -80,6 +81,44 @@ func TestLookupLedger(t *testing.T) {
 	}
 	if _, err := Lookup("docedit:easy:" + WithLedger); err == nil || !strings.Contains(err.Error(), "docedit has no ledger") {
 		t.Errorf("docedit with a ledger: got %v", err)
+	}
+}
+
+// ":userledger" gives mathchat's learned simulator its notes at any level
+// and with the ledger or without, in one canonical spelling, and only
+// mathchat; without it no mathchat name shows the simulator notes, and it
+// gives the agent no environment of its own.
+func TestLookupUserLedger(t *testing.T) {
+	for _, c := range []struct {
+		name, canonical string
+		notes, env      bool
+	}{
+		{"mathchat:" + WithUserLedger, "mathchat:userledger", true, false},
+		{"mathchat:ledger:userledger", "mathchat:ledger:userledger", true, true},
+		{"mathchat:userledger:ledger", "mathchat:ledger:userledger", true, true},
+		{"mathchat:h8:ledger:userledger", "mathchat:h8:ledger:userledger", true, true},
+		{"mathchat:h16:userledger:nocalc", "mathchat:h16:nocalc:userledger", true, false},
+		{"mathchat:h8:ledger", "mathchat:h8:ledger", false, true},
+		{"mathchat", "mathchat", false, false},
+	} {
+		if got, err := Canonical(c.name); err != nil || got != c.canonical {
+			t.Errorf("Canonical(%q) = %q, %v; want %q", c.name, got, err, c.canonical)
+		}
+		tk, err := Lookup(c.name)
+		if err != nil {
+			t.Fatalf("Lookup(%s): %v", c.name, err)
+		}
+		if got := chatlm.UserNotesOf(tk) != nil; got != c.notes {
+			t.Errorf("Lookup(%s): notes to the simulator %v, want %v", c.name, got, c.notes)
+		}
+		if got := dialog.EnvironmentOf(tk) != nil; got != c.env {
+			t.Errorf("Lookup(%s): environment %v, want %v", c.name, got, c.env)
+		}
+	}
+	for _, name := range []string{"docedit:easy:" + WithUserLedger, "docedit:" + WithUserLedger, "support:" + WithUserLedger} {
+		if _, err := Lookup(name); err == nil || !strings.HasSuffix(err.Error(), "has no user ledger") {
+			t.Errorf("Lookup(%s): got %v, want the registry's error that it has no user ledger", name, err)
+		}
 	}
 }
 

@@ -103,13 +103,23 @@ seed. At least two horizons are needed (three for a slope).
 
 --task mathchat:ledger gives every H the ledger (a note after each reply of
 the numbers still missing and the next to ask for, then the answer they
-make): the bookkeeping the embedded base needs past H = 4.`,
+make): the bookkeeping the embedded base needs past H = 4.
+--task mathchat:ledger:userledger also gives the learned simulator its own
+ledger: after each agent turn that asks for a withheld number, a note to the
+simulator alone of that statement with its true number ("Asked about: Each
+pen costs $1."), so it copies one number from the line before its reply
+instead of finding it among up to eleven in its oracle context (without it
+the simulator's numbers make the right answer in 1 of 195 conversations at
+H = 8). The simulator is fitted and played with the notes; its calibrl.json
+records them, and a simulator is refused on a task whose notes it was not
+fitted with.`,
 		Example: `  calibrl horizon --synthetic
   calibrl horizon --synthetic --horizons 2,4,8,16,32 --eps 0.01 --delta 0.05
   calibrl horizon --synthetic --json --out runs/horizon-synthetic
   calibrl horizon --task mathchat --preset quick --horizons 2,4,8,16 --out runs/horizon-quick
   calibrl horizon --task mathchat:ledger --preset quick --horizons 2,4,8,16 --out runs/horizon-ledger
-  calibrl horizon --task mathchat:ledger --preset quick --horizons 2,4,8,16 --seeds 1,2,3 --out runs/horizon-ledger-seeds`,
+  calibrl horizon --task mathchat:ledger --preset quick --horizons 2,4,8,16 --seeds 1,2,3 --out runs/horizon-ledger-seeds
+  calibrl horizon --task mathchat:ledger:userledger --preset quick --horizons 2,4,8,16 --out runs/horizon-userledger`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			hs, err := horizon.ParseHorizons(horizons)
@@ -159,7 +169,7 @@ make): the bookkeeping the embedded base needs past H = 4.`,
 	f.IntVar(&cfg.Episodes, "episodes", def.Episodes, "Monte Carlo episodes per horizon for the cross-check (0: skip)")
 	f.Uint64Var(&cfg.Seed, "seed", def.Seed, "seed of the Monte Carlo cross-check, or of every run of the learned study")
 	f.StringVar(&out, "out", "", "also write report.md, result.json and "+horizon.PlotName+".png/.svg into this folder")
-	f.StringVar(&task, "task", "mathchat", "task of the learned-model study, optionally with an option for every H: mathchat:ledger (the ledger of the numbers told) or mathchat:nocalc")
+	f.StringVar(&task, "task", "mathchat", "task of the learned-model study, optionally with an option for every H: mathchat:ledger (the ledger of the numbers told), mathchat:ledger:userledger (and the simulator's own ledger) or mathchat:nocalc")
 	f.StringVar(&presetName, "preset", "quick", "budget preset of the learned-model study: tiny, quick, standard, paper")
 	f.IntVar(&iterations, "iterations", 0, "RL iterations of every arm at every H in the learned-model study (0: the preset's)")
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm at every H in the learned-model study (default: the preset's, quick 3; each H's folder keeps the count it was started with); with --seeds the pooled interval's first level is the top-level seeds, so 1 suffices there")

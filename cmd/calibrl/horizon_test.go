@@ -119,3 +119,41 @@ func TestHorizonLearnedTiny(t *testing.T) {
 		}
 	}
 }
+
+// The learned study with the simulator's own ledger on the tiny preset:
+// every H plays the hH level with both ledgers, the shared simulator is
+// fitted with the notes and says so, every arm plays it (a simulator
+// fitted without them would be refused), and the notes, the oracle's, are
+// in no file the study writes.
+func TestHorizonLearnedUserLedgerTiny(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hz")
+	if out, err := runHorizon(t, "--task", "mathchat:ledger:userledger", "--preset", "tiny", "--horizons", "2,4", "--out", dir); err != nil {
+		t.Fatalf("horizon --task mathchat:ledger:userledger: %v\n%s", err, out)
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "shared", "checkpoints", "sim", "calibrl.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sim struct {
+		Task      string `json:"task"`
+		UserNotes bool   `json:"user_notes"`
+	}
+	if err := json.Unmarshal(meta, &sim); err != nil || !sim.UserNotes || !strings.HasSuffix(sim.Task, ":ledger:userledger") {
+		t.Errorf("the shared simulator's calibrl.json (%v):\n%s", err, meta)
+	}
+	for _, h := range []string{"2", "4"} {
+		manifest, err := os.ReadFile(filepath.Join(dir, "h"+h, "manifest.json"))
+		if err != nil || !strings.Contains(string(manifest), `"mathchat:h`+h+`:ledger:userledger"`) {
+			t.Errorf("H=%s: the run does not play mathchat:h%s:ledger:userledger (%v)", h, h, err)
+		}
+	}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") && !strings.HasSuffix(path, ".json") && !strings.HasSuffix(path, ".md") {
+			return err
+		}
+		if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), "Asked about:") {
+			t.Errorf("%s holds the simulator's note", path)
+		}
+		return nil
+	})
+}

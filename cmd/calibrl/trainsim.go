@@ -75,6 +75,10 @@ simulator cannot tell a right answer from a wrong one.`,
 			if !noCheck {
 				cfg.Judge = chatlm.TaskJudge(t)
 			}
+			// The task's notes (:userledger) are the task's, not the
+			// check's: --no-check leaves them on, so the simulator plays
+			// the task it was fitted on (spec refuses a mismatch).
+			cfg.UserNotes = chatlm.UserNotesOf(t)
 			if steps > 0 {
 				cfg.SFT.Steps = steps
 			}

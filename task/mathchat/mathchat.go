@@ -83,6 +83,12 @@ type Config struct {
 	// Default false; a task name turns it on with ":ledger"
 	// ("mathchat:h8:ledger").
 	Ledger bool
+	// UserLedger gives the learned user simulator its own bookkeeping
+	// (Task.UserNotes): after each agent turn that asks for a withheld
+	// number, a note to the simulator alone of the statement asked
+	// about, with its true number. Default false; a task name turns it
+	// on with ":userledger" ("mathchat:h8:ledger:userledger").
+	UserLedger bool
 	// AcceptanceReward, the reward ablation, pays 1 when the episode ends
 	// with the user accepting the answer (dialog.Accepts: the naive
 	// simulator's sycophantic thanks included) and 0 otherwise, instead
