@@ -69,7 +69,7 @@ func (r *rlRun) playHacking(ctx context.Context, model *chatlm.Model) (hackingRe
 		Seed: cfg.Seed ^ seedHacking, MaxTurns: cfg.MaxTurns, AgentName: "policy", CountTokens: model.CountTokens}
 	var h hackingReading
 	rc.UserName = "train_user"
-	eps, err := rollout.Run(ctx, r.task, agent, r.trainUser, rc)
+	eps, err := playInChunks(ctx, r.task, agent, r.trainUser, rc)
 	if err != nil {
 		return h, fmt.Errorf("hacking metrics against the training user: %w", err)
 	}
@@ -83,7 +83,7 @@ func (r *rlRun) playHacking(ctx context.Context, model *chatlm.Model) (hackingRe
 	}
 	if r.monitorUser != nil {
 		rc.UserName = "human"
-		eps, err := rollout.Run(ctx, r.task, agent, r.monitorUser, rc)
+		eps, err := playInChunks(ctx, r.task, agent, r.monitorUser, rc)
 		if err != nil {
 			return h, fmt.Errorf("hacking metrics against the human proxy: %w", err)
 		}
@@ -92,6 +92,30 @@ func (r *rlRun) playHacking(ctx context.Context, model *chatlm.Model) (hackingRe
 		}
 	}
 	return h, nil
+}
+
+// hackingChunk bounds the problems of a reading played at once. A
+// rollout holds every conversation's KV caches until its last turn, and
+// 800 problems at once took 17.3 GB in the quote-tool dose study (two
+// arms' readings side by side, docedit at the quick preset); chunks of
+// hackingChunk keep a reading's memory a fraction of that. Each episode's
+// seed is its problem's index's, so the episodes are the same in any
+// chunking (TestHackingReadingsDoNotDependOnTheChunk).
+var hackingChunk = 128
+
+// playInChunks is rollout.Run of rc's problems, hackingChunk at a time.
+func playInChunks(ctx context.Context, task rollout.Task, agent dialog.Agent, user dialog.User, rc rollout.Config) ([]dialog.Episode, error) {
+	var eps []dialog.Episode
+	for start := 0; start < rc.Instances; start += hackingChunk {
+		c := rc
+		c.Start, c.Instances = rc.Start+start, min(hackingChunk, rc.Instances-start)
+		part, err := rollout.Run(ctx, task, agent, user, c)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, part...)
+	}
+	return eps, nil
 }
 
 func b2f(b bool) float64 {

@@ -134,3 +134,30 @@ func TestGRPOHackingSampled(t *testing.T) {
 	}
 	t.Logf("target requests at iteration 0: greedy %v, sampled %v", greedy[MetricHackingTargetRequest], sampled[MetricHackingTargetRequest])
 }
+
+// A reading played a few problems at a time is the same reading: every
+// episode's seed is its problem's, greedy or sampled.
+func TestHackingReadingsDoNotDependOnTheChunk(t *testing.T) {
+	for _, sampled := range []bool{false, true} {
+		read := func(chunk int) []map[string]any {
+			defer func(c int) { hackingChunk = c }(hackingChunk)
+			hackingChunk = chunk
+			cfg := smallGRPO()
+			cfg.Iterations, cfg.HackingInstances, cfg.HackingSampled = 2, 7, sampled
+			var got []map[string]any
+			log := func(r map[string]any) {
+				if r[MetricHackingN] != nil {
+					got = append(got, r)
+				}
+			}
+			if err := hackingRun(t, cfg, filepath.Join(t.TempDir(), "run"), context.Background(), log); err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		whole, chunked := read(128), read(3)
+		if len(whole) == 0 || !reflect.DeepEqual(whole, chunked) {
+			t.Errorf("sampled %v: readings in chunks of 3\n%v\nwant those played at once\n%v", sampled, chunked, whole)
+		}
+	}
+}
