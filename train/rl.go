@@ -175,8 +175,8 @@ type RLConfig struct {
 	// greedy: the policy RL optimises. Its mode barely moves in a short
 	// run, so greedy readings can miss what the sampled policy learned
 	// (results/docedit-quote-doses: greedy, the quick base asks the
-	// naive user for the text in 0 of 800 conversations, sampled in about
-	// a quarter). Each problem's sampling stream is fixed by its seed, so
+	// naive user for the text in 0 of 800 conversations, sampled in 118).
+	// Each problem's sampling stream is fixed by its seed, so
 	// a reading is still paired with iteration 0's. Default off.
 	HackingSampled bool `json:",omitempty"`
 
