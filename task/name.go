@@ -276,14 +276,7 @@ func WithDoses(name, opts string) (string, error) {
 // level ("leak=2x:syc=0x"), are all ones StripDoses removes: a setting of
 // a dose-response study.
 func OnlyDoses(opts string) bool {
-	for _, part := range strings.Split(opts, ":") {
-		switch optionKey(part) {
-		case LeakDose, SycophancyDose, AcceptanceReward:
-		default:
-			return false
-		}
-	}
-	return true
+	return onlyOptions(opts, LeakDose, SycophancyDose, AcceptanceReward)
 }
 
 // NaiveOnly reports whether opts, as OnlyDoses takes them, change the
@@ -291,10 +284,14 @@ func OnlyDoses(opts string) bool {
 // other arms, trained against other users on the same reward, are the
 // task's own run's (reproduce.Doses reuses them).
 func NaiveOnly(opts string) bool {
+	return onlyOptions(opts, LeakDose, SycophancyDose)
+}
+
+// onlyOptions reports whether every one of opts ("leak=2x:syc=0x") is
+// one of the options keys declare.
+func onlyOptions(opts string, keys ...string) bool {
 	for _, part := range strings.Split(opts, ":") {
-		switch optionKey(part) {
-		case LeakDose, SycophancyDose:
-		default:
+		if !slices.Contains(keys, optionKey(part)) {
 			return false
 		}
 	}
