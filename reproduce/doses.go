@@ -233,16 +233,15 @@ func reuseStages(src, dst, arm string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		for _, file := range files {
+		if len(files) > 0 {
 			if err := os.MkdirAll(filepath.Dir(to.Path(n)), 0o755); err != nil {
 				return 0, err
 			}
+		}
+		for _, file := range files {
 			if err := copyFile(file, filepath.Join(filepath.Dir(to.Path(n)), filepath.Base(file))); err != nil {
 				return 0, err
 			}
-		}
-		if err := os.MkdirAll(filepath.Dir(to.Path("stages", n)), 0o755); err != nil {
-			return 0, err
 		}
 		if err := to.MarkDone(n); err != nil {
 			return 0, err

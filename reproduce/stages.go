@@ -10,8 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -95,9 +93,6 @@ func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, 
 		start(s.name, false)
 		if err := s.do(ctx); err != nil {
 			return fmt.Errorf("reproduce %s: %w", s.name, err)
-		}
-		if err := os.MkdirAll(filepath.Dir(f.Path("stages", s.name)), 0o755); err != nil {
-			return err
 		}
 		return f.MarkDone(s.name)
 	}

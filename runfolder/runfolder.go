@@ -123,9 +123,14 @@ func (f *Folder) Done(stage string) bool {
 	return err == nil
 }
 
-// MarkDone records that stage finished.
+// MarkDone records that stage finished. A stage's name may have folders
+// ("eval/static/seed-0"): its marker's folder is made as needed.
 func (f *Folder) MarkDone(stage string) error {
-	return atomicfile.WriteBytes(f.Path("stages", stage), []byte(time.Now().UTC().Format(time.RFC3339)+"\n"))
+	path := f.Path("stages", stage)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("run folder: %w", err)
+	}
+	return atomicfile.WriteBytes(path, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"))
 }
 
 // Undo forgets that stage finished, so that it runs again.

@@ -23,6 +23,9 @@ func TestFolderStagesManifestMetrics(t *testing.T) {
 	if !f.Done("collect") {
 		t.Fatal("collect not done after MarkDone")
 	}
+	if err := f.MarkDone("eval/static/seed-0"); err != nil || !f.Done("eval/static/seed-0") {
+		t.Fatalf("a stage named with folders: MarkDone %v, done %v", err, f.Done("eval/static/seed-0"))
+	}
 	before := time.Now().Add(-time.Second)
 	if err := f.WriteManifest(Manifest{Command: []string{"reproduce"}, Seed: 3, Config: map[string]int{"g": 8}}); err != nil {
 		t.Fatal(err)
