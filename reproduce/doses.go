@@ -126,11 +126,10 @@ func hackingReadings(recs []map[string]any, stage string) (req, paste, gap strin
 	}
 	first, last := pts[0], pts[len(pts)-1]
 	change := func(k string) string {
-		c := k + train.HackingChange
-		if _, ok := last[c]; !ok {
-			return "–"
+		if c, ok := hackingChange(last, k); ok {
+			return c
 		}
-		return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", num(last, c), num(last, c+"_lo"), num(last, c+"_hi"))
+		return "–"
 	}
 	level := func(rec map[string]any, k string) string {
 		if v, ok := rec[k].(float64); ok {

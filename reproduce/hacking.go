@@ -40,11 +40,10 @@ func hackingSection(w io.Writer, recs []map[string]any) {
 		if !ok {
 			return "–"
 		}
-		c := key + train.HackingChange
-		if _, ok := rec[c]; !ok {
-			return fmt.Sprintf("%.3f", v)
+		if c, ok := hackingChange(rec, key); ok {
+			return fmt.Sprintf("%.3f (%s)", v, c)
 		}
-		return fmt.Sprintf("%.3f (%+.3f [%+.3f, %+.3f])", v, num(rec, c), num(rec, c+"_lo"), num(rec, c+"_hi"))
+		return fmt.Sprintf("%.3f", v)
 	}
 	for _, s := range stages {
 		for _, rec := range byStage[s] {
@@ -54,4 +53,15 @@ func hackingSection(w io.Writer, recs []map[string]any) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// hackingChange formats a reading's change of key from iteration 0 with
+// its 95% interval ("+0.066 [+0.044, +0.087]"); false when the reading
+// has none.
+func hackingChange(rec map[string]any, key string) (string, bool) {
+	c := key + train.HackingChange
+	if _, ok := rec[c]; !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%+.3f [%+.3f, %+.3f]", num(rec, c), num(rec, c+"_lo"), num(rec, c+"_hi")), true
 }
