@@ -9,6 +9,8 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/reproduce"
 )
 
 // Override flags default to a value that means "the preset's" (0, or -1
@@ -43,6 +45,20 @@ func checkJobs(jobs int) error {
 	if jobs < 0 {
 		return fmt.Errorf("--jobs %d: want at least 1 (or 0 for the default)", jobs)
 	}
+	return nil
+}
+
+// setRLSeeds applies an --rl-seeds flag to p when it was given: the RL
+// seeds per arm, 1 to reproduce.MaxRLSeeds (a run folder keeps the count
+// it was started with).
+func setRLSeeds(cmd *cobra.Command, n int, p *preset.Preset) error {
+	if !cmd.Flags().Changed("rl-seeds") {
+		return nil
+	}
+	if n < 1 || n > reproduce.MaxRLSeeds {
+		return fmt.Errorf("--rl-seeds %d: want a value in [1, %d]", n, reproduce.MaxRLSeeds)
+	}
+	p.RLSeeds = n
 	return nil
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/calibrl/calibrl/horizon"
 	"github.com/calibrl/calibrl/preset"
-	"github.com/calibrl/calibrl/reproduce"
 )
 
 func newHorizonCmd() *cobra.Command {
@@ -190,11 +189,8 @@ func runLearnedHorizon(cmd *cobra.Command, taskName, presetName string, iteratio
 	if iterations > 0 {
 		p = p.WithRLIterations(iterations)
 	}
-	if cmd.Flags().Changed("rl-seeds") {
-		if rlSeeds < 1 || rlSeeds > reproduce.MaxRLSeeds {
-			return fmt.Errorf("--rl-seeds %d: want a value in [1, %d]", rlSeeds, reproduce.MaxRLSeeds)
-		}
-		p.RLSeeds = rlSeeds
+	if err := setRLSeeds(cmd, rlSeeds, &p); err != nil {
+		return err
 	}
 	cfg := horizon.LearnedConfig{Task: taskName, Preset: p, Horizons: hs, Seed: seed, Out: out, Log: slog.Default(), Jobs: jobs}
 	if len(seeds) > 0 {

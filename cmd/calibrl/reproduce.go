@@ -165,11 +165,8 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 			if err := checkJobs(cfg.Jobs); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("rl-seeds") {
-				if rlSeeds < 1 || rlSeeds > reproduce.MaxRLSeeds {
-					return fmt.Errorf("--rl-seeds %d: want a value in [1, %d]", rlSeeds, reproduce.MaxRLSeeds)
-				}
-				p.RLSeeds = rlSeeds
+			if err := setRLSeeds(cmd, rlSeeds, &p); err != nil {
+				return err
 			}
 			for _, c := range []struct {
 				flag string
