@@ -152,11 +152,10 @@ var checkArms = []string{reproduce.ArmBase, reproduce.ArmStatic, reproduce.ArmNa
 // gaps under each decoding (the base's first: the oracle's lead).
 func runChecks(rc reproduce.Config, h int) ([]BoundCheck, error) {
 	var out []BoundCheck
-	arms := checkArms
 	bounds := map[string][]float64{}
 	carried := map[string]int{}
 	for _, dec := range Decodings {
-		gaps, err := reproduce.OracleGapsOf(rc, dec, arms)
+		gaps, err := reproduce.OracleGapsOf(rc, dec, checkArms)
 		if err != nil {
 			return nil, fmt.Errorf("horizon H=%d %s: %w", h, dec, err)
 		}

@@ -89,20 +89,19 @@ func RunLearnedSeeds(ctx context.Context, cfg LearnedConfig, seeds []uint64) (*P
 // bootstrap) beside each study's bound.
 func poolChecks(cfgs []LearnedConfig, studies []*LearnedResult) ([]BoundCheck, error) {
 	var out []BoundCheck
-	arms := checkArms
 	for _, h := range cfgs[0].Horizons {
 		var rcs []reproduce.Config
 		for _, c := range cfgs {
 			rcs = append(rcs, c.runConfig(h))
 		}
 		for _, dec := range Decodings {
-			gaps, err := reproduce.PoolOracleGaps(rcs, dec, arms)
+			gaps, err := reproduce.PoolOracleGaps(rcs, dec, checkArms)
 			if err != nil {
 				return nil, fmt.Errorf("horizon H=%d %s: %w", h, dec, err)
 			}
 			lead := gaps[0].Difference
 			for j, g := range gaps[1:] {
-				c, err := pooledCheck(studies, h, arms[j+1], dec)
+				c, err := pooledCheck(studies, h, checkArms[j+1], dec)
 				if err != nil {
 					return nil, err
 				}
