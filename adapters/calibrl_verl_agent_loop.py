@@ -217,7 +217,7 @@ class CalibrlAgentLoop(AgentLoopBase):
         try:
             self.replicas.clients[home].delete(episode_id)
         except (CalibrlError, OSError) as e:  # it expires on its own (serve --episode-ttl)
-            logger.warning("calibrl: release %s: %s", episode_id, e)
+            logger.info("calibrl: release %s: %s", episode_id, e)
 
     # --- token ids: verl's Continuous Token when present (0.9 and later),
     # else v0.8's apply_chat_template ------------------------------------

@@ -50,6 +50,7 @@ re-encode tokens you decoded).
 import asyncio
 import importlib
 import inspect
+import json
 import os
 import re
 import struct
@@ -373,6 +374,11 @@ class AgentLoopBaseV080:
 
 # --- the LLM server -----------------------------------------------------
 
+def opening_key(messages):
+    """A conversation's first two messages: which row a request is."""
+    return json.dumps([[m["role"], m["content"]] for m in messages[:2]])
+
+
 class TokenOutput:
     def __init__(self, token_ids, log_probs=None, stop_reason=None):
         self.token_ids, self.log_probs, self.stop_reason = token_ids, log_probs, stop_reason
@@ -401,7 +407,7 @@ class ServerManager:
         if len(ids) >= limit:
             ids, stop = ids[:limit], "length"
         lps = [-0.5 - (t % 7) / 10 for t in ids] if sampling_params.get("logprobs") else None
-        self.log.setdefault(request_id, []).append(ids)
+        self.log.setdefault(request_id, {"prompt": opening_key(messages), "gens": []})["gens"].append(ids)
         await asyncio.sleep(0)
         return TokenOutput(ids, lps, stop)
 
@@ -523,6 +529,12 @@ class Worker:
         for what, v, n in (("prompt", prompt["input_ids"], P), ("response", response["input_ids"], R), ("response_mask", mask["input_ids"], R)):
             if len(v) != n:
                 raise ValueError(f"torch.cat: {what} padded to {len(v)} tokens, the batch is {n} wide (pad never cuts: the loop must)")
+        if len(output.response_mask) != len(output.response_ids):
+            # verl does not check: it pads the mask with the pad id and
+            # multiplies by the response's attention mask, so the loss
+            # weights tokens by 151643 (mask short) or drops them (long).
+            raise ValueError(f"response_mask of {len(output.response_mask)} for {len(output.response_ids)} response tokens: "
+                             f"verl would train on mask values {sorted(set(m * a for m, a in zip(mask['input_ids'], response['attention_mask'])))}")
         logprobs = None
         if output.response_logprobs is not None:
             logprobs = output.response_logprobs + [0.0] * (R - len(output.response_logprobs))
@@ -568,6 +580,7 @@ def install(version=VERSION):
         del sys.modules[name]
     for name in ("verl", "verl.experimental", "verl.experimental.agent_loop", "verl.workers", "verl.workers.rollout"):
         sys.modules[name] = types.ModuleType(name)
+        sys.modules[name].__path__ = []  # a package, whose other submodules are not there
     al = types.ModuleType("verl.experimental.agent_loop.agent_loop")
     al.AgentLoopBase = AgentLoopBaseV080 if version == "v0.8.0" else AgentLoopBase
     al.AgentLoopOutput, al.AgentLoopMetrics, al.register, al._agent_loop_registry = AgentLoopOutput, AgentLoopMetrics, register, _agent_loop_registry
