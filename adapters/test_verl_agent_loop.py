@@ -434,7 +434,16 @@ def main():
             wait_up(url)
 
         for run_no in range(args.kill_runs if args.kill else 0):
-            keps, krows = eval_rows(binary, tmp, [("mathchat:easy", "scripted:careful", "10", args.kill, 100 + run_no)], f"kill{run_no}")
+            keps, krows = eval_rows(binary, tmp, [("mathchat:easy", "scripted:careful", "10", args.kill + args.kill // 10 + 5, 100 + run_no)], f"kill{run_no}")
+            # The replaying model tells episodes apart by their opening: keep
+            # one episode per opening (two problems may read alike).
+            seen, keep = set(), []
+            for r, e in zip(krows, keps):
+                if prompt_key(ta.chat(r["prompt"])) not in seen:
+                    seen.add(prompt_key(ta.chat(r["prompt"])))
+                    keep.append((r, e))
+            check(len(keep) >= args.kill, f"kill test: {len(keep)} distinct openings, want {args.kill}")
+            krows, keps = [r for r, _ in keep[:args.kill]], [e for _, e in keep[:args.kill]]
             cv, mod = load_loop(adapters, "1dda039")
             res = asyncio.run(kill_run(cv, mod, binary, krows, keps, tmp))
             for p in res["problems"][:5]:
