@@ -127,6 +127,7 @@ class CalibrlAgentLoop(AgentLoopBase):
 
     def __init__(self, *args, base_url=None, base_urls=None, user="human", token_env="CALIBRL_TOKEN", tries=6, backoff_s=0.025,
                  timeout=300, name=None, **kwargs):
+        # name: the config entry's own key, which instantiate passes too.
         super().__init__(*args, **kwargs)
         urls = _as_list(base_urls) or _as_list(base_url) or ["http://127.0.0.1:8080"]
         self.replicas = Replicas(urls, token_env=token_env, tries=tries, backoff_s=backoff_s, timeout=timeout)
@@ -185,13 +186,8 @@ class CalibrlAgentLoop(AgentLoopBase):
                     cut = True  # no room left for the policy's next turn
                     break
         finally:
-            if not done:
-                # A cut or failed rollout: free the episode where it lives.
-                try:
-                    await asyncio.to_thread(self.replicas.clients[home].delete, episode_id)
-                except (CalibrlError, OSError) as e:
-                    logger.warning("calibrl: release %s: %s", episode_id, e)
-        if done:
+            # Ended, cut or failed: free the episode on the replica that
+            # last answered (copies elsewhere expire, docs/serve.md).
             await asyncio.to_thread(self._release, home, episode_id)
 
         n_prompt = len(tokens) - len(mask)

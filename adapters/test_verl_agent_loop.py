@@ -272,7 +272,7 @@ def sabotage_checks(adapters, urls, rows, eps, tmp):
 
 # --- two replicas, one killed -------------------------------------------
 
-async def kill_run(cv, mod, binary, rows, eps, tmp, concurrency=32, think=0.02):
+async def kill_run(cv, mod, binary, rows, eps, tmp, concurrency=32, think=0.02, extra=""):
     ports = [ta.free_port(), ta.free_port()]
     urls = [f"http://127.0.0.1:{p}" for p in ports]
     srvs = [start_serve(binary, p) for p in ports]
@@ -292,7 +292,7 @@ async def kill_run(cv, mod, binary, rows, eps, tmp, concurrency=32, think=0.02):
             return await orig_generate(*a, **kw)
 
         sm.generate = thinking
-        worker = cv.Worker(cv.trainer_config(), sm, tok, agent_loop_config_path=agent_yaml(tmp, "calibrl_verl_agent_loop.CalibrlAgentLoop", ",".join(urls)))
+        worker = cv.Worker(cv.trainer_config(), sm, tok, agent_loop_config_path=agent_yaml(tmp, "calibrl_verl_agent_loop.CalibrlAgentLoop", ",".join(urls), extra))
         latencies = []
         plain_call = mod.Replicas.call
 
@@ -450,6 +450,13 @@ def main():
                 check(False, f"kill test: {p}")
             check(res["killed_after"] is not None, "kill test: the replica was never killed")
             check(res["lost"] == 0, f"kill test: {res['lost']} of {res['episodes']} episodes lost: {res['errors']}")
+            if run_no == 0:
+                # The same run without failover (one try per call) must lose
+                # episodes, or the kill test shows nothing.
+                cv, mod = load_loop(adapters, "1dda039")
+                bad = asyncio.run(kill_run(cv, mod, binary, krows, keps, tmp, extra="  tries: 1\n"))
+                check(bad["lost"] > 0, "kill test: a loop without failover lost nothing: the test would show nothing")
+                print(f"kill test without failover (tries 1): {bad['episodes']} episodes, lost {bad['lost']}: {bad['errors']}")
             print(f"kill test run {run_no + 1}: {res['episodes']} episodes, replica 0 killed after {res['killed_after']}, lost {res['lost']}, "
                   f"retries {res['retries']}, {res['turns']} turns, p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms per turn, {res['wall_s']:.1f} s")
     finally:
