@@ -379,6 +379,10 @@ def opening_key(messages):
     return json.dumps([[m["role"], m["content"]] for m in messages[:2]])
 
 
+def fake_logprob(token_id):
+    return -0.5 - (token_id % 7) / 10
+
+
 class TokenOutput:
     def __init__(self, token_ids, log_probs=None, stop_reason=None):
         self.token_ids, self.log_probs, self.stop_reason = token_ids, log_probs, stop_reason
@@ -406,7 +410,7 @@ class ServerManager:
         stop = "completed"
         if len(ids) >= limit:
             ids, stop = ids[:limit], "length"
-        lps = [-0.5 - (t % 7) / 10 for t in ids] if sampling_params.get("logprobs") else None
+        lps = [fake_logprob(t) for t in ids] if sampling_params.get("logprobs") else None
         self.log.setdefault(request_id, {"prompt": opening_key(messages), "gens": []})["gens"].append(ids)
         await asyncio.sleep(0)
         return TokenOutput(ids, lps, stop)

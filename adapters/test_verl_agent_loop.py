@@ -127,6 +127,10 @@ def check_row(cv, out, lg, gens, problems, tag):
     if said != want:
         problems.append(f"{tag}: the mask-1 tokens are not the {len(want)} tokens the server generated ({len(said)} of them; "
                         f"first difference at {next((i for i, (a, b) in enumerate(zip(said, want)) if a != b), min(len(said), len(want)))})")
+    lps = raw.response_logprobs
+    if lps is None or len(lps) != len(resp) or any(lp != (cv.fake_logprob(t) if m else 0.0) for t, m, lp in zip(resp, mask, lps)):
+        problems.append(f"{tag}: response_logprobs are not the server's on the policy's tokens and 0 elsewhere "
+                        f"({None if lps is None else len(lps)} for {len(resp)} tokens)")
     runs = sum(1 for i, m in enumerate(mask) if m == 1 and (i == 0 or mask[i - 1] == 0))
     if runs != len(gens):
         problems.append(f"{tag}: {runs} runs of mask 1 for {len(gens)} generations")
