@@ -175,15 +175,35 @@ def agent_yaml(tmp, target, urls, extra=""):
     return path
 
 
-def play(cv, url_list, rows, eps, tmp, target="calibrl_verl_agent_loop.CalibrlAgentLoop", policy=None, response_length=3072, tag="verl agent loop"):
-    """One verl batch of the rows; returns (problems, rewards)."""
+RECIPE = os.path.join(HERE, "recipe", "calibrl_agent_loop")
+
+
+def recipe_checks():
+    """The recipe's launch script points verl at its agent loop config and
+    trainer config, and the trainer config leaves the tool loop's settings
+    alone (config/agent.yaml itself is what play() loads)."""
+    with open(os.path.join(RECIPE, "run_qwen2.5-0.5b_calibrl_agent_loop.sh")) as f:
+        run_sh = f.read()
+    for want in ('agent.agent_loop_config_path="$RECIPE_DIR/config/agent.yaml"', "--config-name=calibrl_agent_loop_grpo", 'PYTHONPATH="$ADAPTERS_DIR'):
+        check(want in run_sh, f"verl agent loop recipe: the launch script lacks {want!r}")
+    with open(os.path.join(RECIPE, "config", "calibrl_agent_loop_grpo.yaml")) as f:
+        cfg = f.read()
+    for unwanted in ("interaction_config_path", "custom_reward_function", "default_agent_loop: tool_agent"):
+        check(unwanted not in cfg, f"verl agent loop recipe: the trainer config sets {unwanted!r}, which verl 0.8 does not need or have")
+    check("return_raw_chat: True" in cfg, "verl agent loop recipe: the trainer config lacks return_raw_chat: True")
+
+
+def play(cv, url_list, rows, eps, tmp, target="calibrl_verl_agent_loop.CalibrlAgentLoop", policy=None, response_length=3072, tag="verl agent loop",
+         config=None):
+    """One verl batch of the rows; returns (problems, rewards). config: an
+    agent loop config file (default: one naming target at url_list)."""
     problems = []
     logs = [ta.Logged(r, e) for r, e in zip(rows, eps)]
     policy = policy or Replayer(logs, problems)
     cfg = cv.trainer_config(response_length=response_length)
     tok = cv.Tokenizer()
     sm = cv.ServerManager(policy, response_length, tok)
-    worker = cv.Worker(cfg, sm, tok, agent_loop_config_path=agent_yaml(tmp, target, ",".join(url_list)))
+    worker = cv.Worker(cfg, sm, tok, agent_loop_config_path=config or agent_yaml(tmp, target, ",".join(url_list)))
     try:
         outs = asyncio.run(worker.generate_sequences(rows))
     except Exception as e:
@@ -384,6 +404,7 @@ def main():
         srv = start_serve(binary, port)
         wait_up(url)
 
+        recipe_checks()
         totals = {}
         for version in ("1dda039", "v0.8.0"):
             cv, mod = load_loop(adapters, version)
@@ -391,7 +412,9 @@ def main():
                   f"verl {version}: @register did not put {mod.AGENT_NAME} in the registry")
             problems, rewards = [], []
             for lo, hi in batches:  # one verl batch per configuration: their openings differ
-                pr, rw = play(cv, [url], rows[lo:hi], eps[lo:hi], tmp, tag=f"verl {version}")
+                # The recipe's own config/agent.yaml, the replica from its variable.
+                os.environ["CALIBRL_URLS"] = url
+                pr, rw = play(cv, [url], rows[lo:hi], eps[lo:hi], tmp, tag=f"verl {version}", config=os.path.join(RECIPE, "config", "agent.yaml"))
                 problems += pr
                 rewards += rw or [None] * (hi - lo)
             for p in problems:
