@@ -43,7 +43,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE]
 
-import test_adapters as ta  # noqa: E402  (Logged, ledger_reader, the server helpers)
+import test_adapters as ta  # noqa: E402  (Logged, ledger_reader, server_episodes, free_port)
 
 failures = ta.failures
 check = ta.check
