@@ -1,4 +1,8 @@
-"""The reward of a calibrl episode for verl: custom_reward_function.
+"""The reward of a calibrl episode for verl before 0.8: custom_reward_function.
+
+Used with calibrl_verl_v07.py (verl's interactions). On verl 0.8 and later
+calibrl_verl_agent_loop.py reports the episode's reward itself
+(AgentLoopOutput.reward_score) and needs no reward function.
 
 Written against verl at b178a3c (volcengine/verl). verl scores a rollout
 after it ends, with custom_reward_function.{path,name} loaded by
@@ -15,7 +19,7 @@ conversation.
 Rows whose data_source does not start with "calibrl/" go to verl's own
 default_compute_score, so a calibrl dataset mixes with others; verl's
 default scorer alone raises NotImplementedError on calibrl's rows, which
-is why this function must be configured (recipe/calibrl does it).
+is why this function must be configured (recipe/calibrl_verl_v07 does it).
 """
 
 DATA_SOURCE_PREFIX = "calibrl/"  # export.DataSourcePrefix

@@ -1,4 +1,4 @@
-"""verl as it drives calibrl_verl.py, replayed in plain Python.
+"""verl before 0.8 as it drives calibrl_verl_v07.py, replayed in plain Python.
 
 A stand-in written from verl at b178a3c (volcengine/verl), not a copy:
   - verl/interactions/base.py BaseInteraction (constructor and defaults);

@@ -144,7 +144,7 @@ def watch_blocking(client_module):
 async def play_verl(url, adapters, log):
     import conformance_verl as cv
 
-    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction", "config": {"base_url": url, "user": "human"}}])
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl_v07.CalibrlInteraction", "config": {"base_url": url, "user": "human"}}])
     tag = f"verl {log.ep['id']} ({log.ep['task']})"
     seen = []
 
@@ -179,7 +179,7 @@ async def verl_across_replicas(urls, adapters, log):
     episode rebuilds it (docs/serve.md), and the reward is eval's."""
     import conformance_verl as cv
 
-    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction", "config": {"base_url": urls[0], "user": "human"}}])
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl_v07.CalibrlInteraction", "config": {"base_url": urls[0], "user": "human"}}])
     client = inter["calibrl"].client
     calls = [0]
     plain = type(client)._call
@@ -225,7 +225,7 @@ async def verl_cut_short(url, adapters, log):
     release_after_s (0 here) and releases it."""
     import conformance_verl as cv
 
-    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction",
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl_v07.CalibrlInteraction",
                                          "config": {"base_url": url, "user": "human", "release_after_s": 0}}])
     turns = iter(log.turns)
     await cv.run_tool_agent_loop(inter, log.row, lambda m: next(turns), max_assistant_turns=2)
@@ -237,10 +237,10 @@ async def verl_cut_short(url, adapters, log):
 
 def verl_recipe():
     """The recipe names the files it needs, and they are there."""
-    recipe = os.path.join(HERE, "recipe", "calibrl")
+    recipe = os.path.join(HERE, "recipe", "calibrl_verl_v07")
     with open(os.path.join(recipe, "config", "interaction_config", "calibrl_interaction_config.yaml")) as f:
         inter = f.read()
-    check('class_name: "calibrl_verl.CalibrlInteraction"' in inter and 'name: "calibrl"' in inter, "verl recipe: the interaction config does not name calibrl_verl.CalibrlInteraction as calibrl")
+    check('class_name: "calibrl_verl_v07.CalibrlInteraction"' in inter and 'name: "calibrl"' in inter, "verl recipe: the interaction config does not name calibrl_verl_v07.CalibrlInteraction as calibrl")
     with open(os.path.join(recipe, "config", "calibrl_multiturn_grpo.yaml")) as f:
         cfg = f.read()
     for want in ("default_agent_loop: tool_agent", "name: compute_score", "use_reward_loop: True", "return_raw_chat: True", "max_assistant_turns: 11"):
@@ -411,7 +411,7 @@ def ledger_reader_episodes(binary, tmp):
 async def reader_verl(url, adapters, row):
     import conformance_verl as cv
 
-    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction", "config": {"base_url": url, "user": "human"}}])
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl_v07.CalibrlInteraction", "config": {"base_url": url, "user": "human"}}])
     messages, scores, _, num_turns = await cv.run_tool_agent_loop(inter, row, ledger_reader, max_assistant_turns=7)
     fn = cv.custom_reward_fn(os.path.join(adapters, "calibrl_verl_reward.py"), "compute_score")
     return cv.reward_loop_score(row, scores, num_turns, fn, messages[-1]["content"])

@@ -1,4 +1,8 @@
-"""calibrl's environment as a verl Interaction (verl's tool_agent loop).
+"""calibrl's environment as a verl Interaction: for verl BEFORE 0.8 only.
+
+verl 0.8 deleted verl/interactions (PR #6074, 2026-04-20), so this file
+does not load there (No module named 'verl.interactions'): on verl 0.8 and
+later use calibrl_verl_agent_loop.py and recipe/calibrl_agent_loop.
 
 Written against verl at b178a3c (volcengine/verl, 2026): the interaction is
 driven by verl/experimental/agent_loop/tool_agent_loop.py (ToolAgentLoop),
@@ -26,8 +30,8 @@ So:
 Each dataset row from `calibrl export --kind prompts --format parquet`
 carries extra_info.interaction_kwargs (name "calibrl", the task's full
 name, split, index, sample, episode_seed, max_turns), which open the same
-episode on `calibrl serve`. Use with recipe/calibrl (config YAML, reward
-function and launch script); put this file and calibrl_client.py on
+episode on `calibrl serve`. Use with recipe/calibrl_verl_v07 (config YAML,
+reward function and launch script); put this file and calibrl_client.py on
 PYTHONPATH.
 """
 
