@@ -1,7 +1,7 @@
 """calibrl's simulated user as a verl agent loop (verl 0.8 and later).
 
 verl 0.8 deleted verl/interactions (verl-project/verl PR #6074), so the
-BaseInteraction adapter (calibrl_verl_legacy_interaction.py) no longer
+BaseInteraction adapter (calibrl_verl_v07.py) no longer
 loads there. In today's verl a simulated user is an agent loop: a subclass
 of AgentLoopBase, registered under a name and picked per dataset row by the
 row's agent_name. Written against verl-project/verl at 1dda039b9c63
