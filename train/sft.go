@@ -15,6 +15,7 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 )
@@ -288,7 +289,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 
 // sftResultFile is the result of a finished fit, written last, beside the
 // final model.
-const sftResultFile = "sft_result.json"
+const sftResultFile = checkpoint.SFTResultFile
 
 // finished reports whether the run that saved st is over: it took every
 // step, or it stopped early, which is the only way its checkpoint can
