@@ -119,13 +119,40 @@ func Read(dir string) (Meta, error) {
 	return m, err
 }
 
-// ReadOptional is Read for a folder that may predate calibrl.json: ok is
-// false, with no error, only when the file does not exist. Anything else
-// wrong with it is Read's error.
+// SFTResultFile is what a finished supervised fit writes beside its
+// model (train.SFT), with calibrl.json. Its presence tells a fit's folder
+// from the legacy layouts that have no calibrl.json.
+const SFTResultFile = "sft_result.json"
+
+// rlResultFiles are what a finished RL run writes beside its final model
+// (train.GRPO, train.Static): a policy, for which RL writes no
+// calibrl.json.
+var rlResultFiles = []string{"grpo_result.json", "static_result.json"}
+
+// ErrNoMeta is ReadOptional's error for a fit's folder without its
+// calibrl.json.
+var ErrNoMeta = errors.New("no " + MetaFile + ", yet the folder holds a supervised fit (" + SFTResultFile + "), which writes one: without it the checkpoint's role and conditioning are unknown (a simulator would play as a policy); restore it or fit again")
+
+// ReadOptional is Read for a folder that may be one of the two documented
+// layouts without calibrl.json (docs/commands.md): an RL run's final
+// model, a policy (grpo_result.json or static_result.json beside it:
+// role is RolePolicy), or a bare model folder written before calibrl.json
+// existed (no trainer result at all: role is "", either role plays it).
+// ok is false, with no error, only for those. A folder that a supervised
+// fit wrote (sft_result.json) without its calibrl.json is refused
+// (ErrNoMeta), as is anything else wrong with the file (Read's error).
 func ReadOptional(dir string) (m Meta, ok bool, err error) {
 	m, err = Read(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Meta{}, false, nil
+	if !errors.Is(err, fs.ErrNotExist) {
+		return m, err == nil, err
 	}
-	return m, err == nil, err
+	if _, serr := os.Stat(filepath.Join(dir, SFTResultFile)); serr == nil {
+		return Meta{}, false, fmt.Errorf("checkpoint %s: %w", dir, ErrNoMeta)
+	}
+	for _, name := range rlResultFiles {
+		if _, serr := os.Stat(filepath.Join(dir, name)); serr == nil {
+			return Meta{Role: RolePolicy}, false, nil
+		}
+	}
+	return Meta{}, false, nil
 }

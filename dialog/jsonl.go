@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"sync"
 	"unicode"
 
 	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/infile"
 )
 
 // maxLine bounds one JSONL record; a longer line is reported, not truncated.
@@ -91,12 +92,45 @@ func parseEpisode(line []byte) (Episode, error) {
 			return Episode{}, err
 		}
 	}
-	return ep, ep.Check()
+	if err := ep.Check(); err != nil {
+		return Episode{}, err
+	}
+	if check := recordedTaskCheck(); check != nil {
+		if err := check(ep.Task); err != nil {
+			return Episode{}, fieldErr("task", "%v", err)
+		}
+	}
+	return ep, nil
+}
+
+// taskCheck is how the task package checks a recorded task name (see
+// SetTaskCheck); nil until it registers, as it does when linked in.
+var taskCheck struct {
+	sync.Mutex
+	f func(string) error
+}
+
+// SetTaskCheck makes f the check every reader of episode logs applies to
+// an episode's task, as the human-log reader does: a name it refuses (an
+// unknown task, data named by a path rather than its hash) stops the read
+// at its file and line, field "task". The task package registers its
+// check (task.CheckRecorded) when it is linked in: dialog cannot import
+// it, since tasks build dialog's types.
+func SetTaskCheck(f func(string) error) {
+	taskCheck.Lock()
+	defer taskCheck.Unlock()
+	taskCheck.f = f
+}
+
+func recordedTaskCheck() func(string) error {
+	taskCheck.Lock()
+	defer taskCheck.Unlock()
+	return taskCheck.f
 }
 
 // LoadEpisodes reads an episodes JSONL file.
 func LoadEpisodes(path string) ([]Episode, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path)
 	if err != nil {
 		return nil, fmt.Errorf("load episodes: %w", err)
 	}
@@ -128,7 +162,7 @@ func NewEpisodeReader(r io.Reader, name string) *EpisodeReader {
 // OpenEpisodes opens an episodes JSONL file for reading one episode at a
 // time. Close it when done.
 func OpenEpisodes(path string) (*EpisodeReader, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path)
 	if err != nil {
 		return nil, fmt.Errorf("load episodes: %w", err)
 	}

@@ -36,10 +36,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/infile"
 	"github.com/calibrl/calibrl/task"
 )
 
@@ -147,6 +147,9 @@ func (r *Record) Check() error {
 	case strings.TrimSpace(r.GroundTruth) == "":
 		return fieldErr("ground_truth", "empty")
 	}
+	if err := task.CheckRecorded(r.Task); err != nil {
+		return fieldErr("task", "%v", err)
+	}
 	n, err := task.ParseName(r.Task)
 	if err != nil {
 		return fieldErr("task", "%v", err)
@@ -248,7 +251,7 @@ func Read(r io.Reader, name string) ([]Record, error) {
 
 // Load reads a log file.
 func Load(path string) ([]Record, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path)
 	if err != nil {
 		return nil, fmt.Errorf("load human logs: %w", err)
 	}
@@ -259,7 +262,7 @@ func Load(path string) ([]Record, error) {
 // Sniff reports whether the file's first record names this schema (or
 // any calibrl.humanlog version), to tell it from an episodes file.
 func Sniff(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path)
 	if err != nil {
 		return false, err
 	}

@@ -24,12 +24,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/calibrl/calibrl/infile"
 	"github.com/calibrl/calibrl/secretenv"
 )
 
@@ -257,7 +257,7 @@ func ParseConfig(data []byte) (Config, error) {
 
 // LoadConfig reads, fills and validates a configuration file.
 func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(nil, path)
 	if err != nil {
 		return Config{}, fmt.Errorf("remote config: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -404,6 +405,19 @@ func killInARefit(t *testing.T, refit, sim, policy string) {
 		}
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s differs between the uninterrupted run and the one killed in %s", file, refit)
+		}
+	}
+	// metrics.jsonl holds each record once: none of the steps the killed
+	// re-fit logged after its checkpoint is repeated.
+	got, wantRecs := recordKeys(t, cut), recordKeys(t, want)
+	for st, w := range wantRecs {
+		if !slices.Equal(got[st], w) {
+			t.Errorf("stage %s: metrics.jsonl after the kill in %s and resume holds\n%s\nwant, as the uninterrupted run's,\n%s", st, refit, strings.Join(got[st], "\n"), strings.Join(w, "\n"))
+		}
+	}
+	for st := range got {
+		if _, ok := wantRecs[st]; !ok {
+			t.Errorf("stage %s: only in the resumed run", st)
 		}
 	}
 }

@@ -564,9 +564,29 @@ func (r *run) metricsLog(stage string) func(map[string]any) {
 }
 
 // metricsLog appends a stage's records to f's metrics.jsonl, logs the
-// headline figures and emits them as progress.
+// headline figures and emits them as progress. Its first record says
+// where the stage's trainer starts: a resume from a checkpoint that had
+// logged n records (train.MetricRecords) keeps the stage's first n
+// records in the file and drops the rest, redone since; a fresh start
+// drops every record an interrupted earlier try left. So metrics.jsonl
+// holds each record once however often the run was killed and resumed.
 func metricsLog(f *runfolder.Folder, log *slog.Logger, prog progress.Func, stage string) func(map[string]any) {
+	first := true
 	return func(rec map[string]any) {
+		if first {
+			first = false
+			keep := 0
+			if n, ok := rec[train.MetricRecords].(int); ok {
+				keep = n
+			} else if ev := rec["event"]; ev == "resume" || ev == "finished" {
+				keep = -1 // a checkpoint that did not count: keep what is there
+			}
+			if keep >= 0 {
+				if err := f.Rewind(stage, keep); err != nil {
+					log.Warn("metrics", "err", err)
+				}
+			}
+		}
 		out := make(map[string]any, len(rec)+1)
 		for k, v := range rec {
 			if strings.HasSuffix(k, "/config") {

@@ -31,11 +31,17 @@ type Folder struct {
 
 	mu      sync.Mutex
 	metrics *os.File
+	// lock is the key of the writer's lock Open took (lock.go); "" for
+	// a Folder made without Open, which only reads.
+	lock string
 }
 
-// Open creates dir if needed and returns its folder. Temporaries that
-// writers killed in an earlier run left anywhere in it (atomicfile.CleanTree:
-// the stages' sub-folders, nested run folders) are removed.
+// Open creates dir if needed, takes its writer's lock and returns its
+// folder: a folder another process has open is refused (ErrLocked, naming
+// its pid), until that process closes it or dies. Temporaries that
+// writers killed in an earlier run left anywhere in it
+// (atomicfile.CleanTree: the stages' sub-folders, nested run folders) are
+// removed. Close gives the lock back.
 func Open(dir string) (*Folder, error) {
 	if dir == "" {
 		return nil, errors.New("run folder: no path")
@@ -43,14 +49,19 @@ func Open(dir string) (*Folder, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "stages"), 0o755); err != nil {
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
+	key, err := acquire(dir)
+	if err != nil {
+		return nil, err
+	}
 	removed, err := atomicfile.CleanTree(dir)
 	if err != nil {
+		release(key)
 		return nil, fmt.Errorf("run folder: %w", err)
 	}
 	if len(removed) > 0 {
 		slog.Info("removed leftovers of an interrupted run", "dir", dir, "names", removed)
 	}
-	return &Folder{Dir: dir}, nil
+	return &Folder{Dir: dir, lock: key}, nil
 }
 
 // Path joins elem under the folder.
@@ -166,15 +177,76 @@ func (f *Folder) Log(record map[string]any) error {
 	return f.metrics.Sync()
 }
 
-// Close closes the metrics file.
+// Rewind keeps the first keep records of metrics.jsonl that carry
+// "stage": stage and drops that stage's later ones, leaving every other
+// stage's records as they are, byte for byte and in order. A stage
+// resumed from a checkpoint redoes the work its killed run did after the
+// checkpoint; the records of that work go, so that the log ends as an
+// uninterrupted run's would (train.MetricRecords). The file is replaced
+// atomically; a torn last line goes too.
+func (f *Folder) Rewind(stage string, keep int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	path := f.Path("metrics.jsonl")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	var out []byte
+	seen, dropped := 0, 0
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			dropped++ // torn last line
+			break
+		}
+		line := data[:i+1]
+		data = data[i+1:]
+		var rec struct {
+			Stage string `json:"stage"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Stage == stage {
+			if seen++; seen > keep {
+				dropped++
+				continue
+			}
+		}
+		out = append(out, line...)
+	}
+	if dropped == 0 {
+		return nil
+	}
+	// Appends after this go to the new file, not the replaced one.
+	if f.metrics != nil {
+		f.metrics.Close()
+		f.metrics = nil
+	}
+	if err := atomicfile.WriteBytes(path, out); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	slog.Info("metrics: dropped the records of work redone since the checkpoint", "stage", stage, "kept", keep, "dropped", dropped)
+	return nil
+}
+
+// Close closes the metrics file and gives back the lock Open took.
+// Calling it again is harmless.
 func (f *Folder) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.metrics == nil {
-		return nil
+	var err error
+	if f.metrics != nil {
+		err = f.metrics.Close()
+		f.metrics = nil
 	}
-	err := f.metrics.Close()
-	f.metrics = nil
+	if f.lock != "" {
+		if lerr := release(f.lock); err == nil {
+			err = lerr
+		}
+		f.lock = ""
+	}
 	return err
 }
 

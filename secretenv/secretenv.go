@@ -44,16 +44,27 @@ func Check(varName string) error {
 	return nil
 }
 
+// ErrNotSet is Read's error for a name no environment variable has. The
+// name is not repeated: a short secret pasted where its variable's name
+// belongs (hunter2, a 16-hex token) looks like a name, and only the
+// environment tells them apart.
+var ErrNotSet = errors.New("expected the name of a set environment variable that holds the secret (e.g. CALIBRL_TOKEN); no variable of the name given is set, and the value given is not shown, as it may be the secret itself")
+
 // Read returns the value of the variable varName, which must be set and
-// non-empty. Its errors name the variable only when it is a plausible
-// name, and never show the value.
+// non-empty. It never shows what it was given unless that is the name of
+// a variable that is set: a value that looks like a secret
+// (ErrLooksLikeSecret) or names no set variable (ErrNotSet) is not
+// repeated, whatever its shape.
 func Read(varName string) (string, error) {
 	if err := Check(varName); err != nil {
 		return "", err
 	}
 	v, ok := os.LookupEnv(varName)
-	if !ok || v == "" {
-		return "", fmt.Errorf("environment variable %s is empty or unset", varName)
+	if !ok {
+		return "", ErrNotSet
+	}
+	if v == "" {
+		return "", fmt.Errorf("environment variable %s is set but empty", varName)
 	}
 	return v, nil
 }

@@ -123,6 +123,11 @@ func (s *Server) check(k episodeKey) *keyError {
 	if k.Task == "" {
 		return &keyError{"task", "no task: want {\"task\": NAME} with one of " + fmt.Sprint(task.Names())}
 	}
+	if n, err := task.ParseName(k.Task); err == nil && n.Data.Path != "" {
+		// Paths are the server's: a client naming one would read the
+		// server's files, and its errors would show the server's folders.
+		return &keyError{"task", fmt.Sprintf("task %q names its data by a path: name it by content (%s:data=sha256:HEX, the hash of the data the server holds with --data)", k.Task, n.Family)}
+	}
 	if err := task.CheckSplit(k.Split); err != nil {
 		return &keyError{"split", err.Error()}
 	}

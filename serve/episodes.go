@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/rollout"
+	"github.com/calibrl/calibrl/task"
 )
 
 // CreateRequest starts an episode. Index picks the instance of the split
@@ -242,6 +243,14 @@ func (s *Server) open(ctx context.Context, k episodeKey) (*episode, *replyError)
 			"%v: %d environments are cached and each has live episodes (--max-environments %d): finish or DELETE episodes of other tasks, or wait for them to expire", err, s.cfg.MaxEnvironments, s.cfg.MaxEnvironments)}
 	}
 	if err != nil {
+		if n, perr := task.ParseName(k.Task); perr == nil && n.Data.SHA256 != "" {
+			// What is wrong with the server's data (a file changed or
+			// gone since --data) names the server's paths: the log has it,
+			// the client is told what it can act on.
+			s.log.Warn("task data unusable", "task", k.Task, "err", err)
+			return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, param: "task", message: fmt.Sprintf(
+				"task %q: the server holds no usable data with sha256 %s (not given with --data, or changed since; its log says which)", k.Task, n.Data.SHA256)}
+		}
 		return nil, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: err.Error()}
 	}
 	t := env.task

@@ -344,3 +344,50 @@ func TestOpenEnvShutdownFinishesTheStepInHand(t *testing.T) {
 		t.Error("the session is still open after shutdown")
 	}
 }
+
+// A /ws session that sends nothing for WSIdleTimeout is closed (status
+// 1008) and frees its place, though its episode's TTL is far longer: a
+// stalled client holds a session slot for a bounded time only.
+func TestOpenEnvIdleSessionClosed(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	_, ts := newTestServer(t, func(c *Config, _ *Options) {
+		c.OpenEnvSessions = 1
+		c.OpenEnvTask = "guess"
+		c.EpisodeTTL = time.Hour
+		c.WSIdleTimeout = idle
+	})
+	a, err := dialOpenEnv(t, ts.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.result("reset", nil)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err = a.c.Read(ctx) // the client sends nothing more
+	took := time.Since(start)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("a silent session: read %v after %v, want the server to close it", err, took)
+	}
+	if s := websocket.CloseStatus(err); s != websocket.StatusPolicyViolation {
+		t.Errorf("close status %v (%v), want %v", s, err, websocket.StatusPolicyViolation)
+	}
+	if took < idle || took > idle+2*time.Second {
+		t.Errorf("closed after %v, want about %v", took, idle)
+	}
+	// Its place is free for the next session.
+	var typ string
+	for range 100 {
+		b, err := dialOpenEnv(t, ts.URL, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ, _ = b.send("reset", nil); typ == "observation" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if typ != "observation" {
+		t.Errorf("after the idle session closed, a new one got %s, want its reset played", typ)
+	}
+}

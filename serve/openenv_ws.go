@@ -38,8 +38,8 @@ type wsReply struct {
 // episode at a time (a reset starts the next). Sessions are capped by
 // OpenEnvSessions; one over the cap is answered CAPACITY_REACHED and
 // closed, as OpenEnv's server does. A message is bounded by MaxBodyBytes,
-// its handling by WriteTimeout, and a session idle for EpisodeTTL is
-// closed, as is every session at shutdown once its message in hand is
+// its handling by WriteTimeout, and a session that sends nothing for
+// WSIdleTimeout is closed (status 1008, "idle"), as is every session at shutdown once its message in hand is
 // answered. An episode the session leaves unfinished is dropped with it.
 func (s *Server) openEnvSession(w http.ResponseWriter, r *http.Request) {
 	// The server's read and write deadlines were set for one request; the
@@ -82,9 +82,15 @@ func (s *Server) openEnvSession(w http.ResponseWriter, r *http.Request) {
 	var cur *episode
 	defer func() { s.dropUnfinished(cur) }()
 	for {
-		readCtx, cancel := context.WithTimeout(idle, s.cfg.EpisodeTTL)
-		_, raw, err := c.Read(readCtx)
-		cancel()
+		// A session silent for WSIdleTimeout is closed with a close frame
+		// the client can read (a read context's expiry would only drop
+		// the connection).
+		timer := time.AfterFunc(s.cfg.WSIdleTimeout, func() {
+			s.log.Debug("websocket session idle: closed", "idle", s.cfg.WSIdleTimeout)
+			c.Close(websocket.StatusPolicyViolation, "idle for "+s.cfg.WSIdleTimeout.String())
+		})
+		_, raw, err := c.Read(idle)
+		timer.Stop()
 		if err != nil {
 			if websocket.CloseStatus(err) == -1 && !errors.Is(err, context.Canceled) {
 				s.log.Debug("websocket session ended", "err", err)

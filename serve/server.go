@@ -92,6 +92,13 @@ type Config struct {
 	// a trainer running G rollouts in parallel holds G. OpenEnv's own
 	// server defaults to 1, which serialises parallel GRPO. Default 256.
 	OpenEnvSessions int
+	// WSIdleTimeout closes an OpenEnv WebSocket session (/ws) that sends
+	// no message for this long, freeing its place among OpenEnvSessions;
+	// its unfinished episode is dropped with it. A trainer's client sends
+	// its next step within a turn's generation; one that stalls or
+	// trickles would otherwise hold a place for the whole EpisodeTTL.
+	// Default 5m.
+	WSIdleTimeout time.Duration
 	// OpenEnvTask is the task an OpenEnv reset that names none plays.
 	// Default "mathchat".
 	OpenEnvTask string
@@ -113,6 +120,7 @@ func DefaultConfig() Config {
 		MaxHeldBytes:    1 << 30,
 		Users:           []string{"human", "naive"},
 		OpenEnvSessions: 256,
+		WSIdleTimeout:   5 * time.Minute,
 		OpenEnvTask:     "mathchat",
 	}
 }
@@ -135,7 +143,7 @@ func (c Config) Validate() error {
 	if c.MaxEnvironments <= 0 || c.MaxEpisodeBytes <= 0 || c.MaxHeldBytes <= 0 {
 		return fmt.Errorf("serve: environment cap (%d), episode byte bound (%d) and server byte bound (%d) must be positive", c.MaxEnvironments, c.MaxEpisodeBytes, c.MaxHeldBytes)
 	}
-	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.ShutdownTimeout <= 0 {
+	if c.ReadTimeout <= 0 || c.WriteTimeout <= 0 || c.IdleTimeout <= 0 || c.ShutdownTimeout <= 0 || c.WSIdleTimeout <= 0 {
 		return errors.New("serve: timeouts must be positive")
 	}
 	if c.OpenEnvSessions <= 0 {

@@ -183,7 +183,9 @@ func loadChat(s, dir, role string) (*chatlm.Model, *checkpoint.Meta, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%q: %w", s, err)
 	}
-	if ok && meta.Role != role {
+	// A legacy folder's role, when its layout tells it (an RL run's is
+	// a policy), must match too.
+	if meta.Role != "" && meta.Role != role {
 		return nil, nil, fmt.Errorf("%q: %s is a %s model, not a %s model", s, dir, meta.Role, role)
 	}
 	m, _, err := chatlm.Load(dir)

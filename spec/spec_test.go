@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -189,11 +190,33 @@ func TestTornCheckpointMetaRefused(t *testing.T) {
 			t.Errorf("chatlm.Load with calibrl.json %q: no error", c.body)
 		}
 	}
+	// A fit's folder whose calibrl.json is gone is refused, as a user and
+	// as a policy: a simulator must never play as an lm: agent.
 	if err := os.Remove(meta); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Agent(tk, "lm:"+dir); !errors.Is(err, checkpoint.ErrNoMeta) {
+		t.Errorf("lm: a simulator's fit without calibrl.json: %v, want checkpoint.ErrNoMeta", err)
+	}
+	if _, err := User(tk, "learned:"+dir); !errors.Is(err, checkpoint.ErrNoMeta) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("learned: a fit without calibrl.json: %v, want checkpoint.ErrNoMeta naming %s", err, dir)
+	}
+	// The documented legacy layouts still play: a bare model folder (no
+	// trainer result) as either role, an RL run's model as a policy only.
+	if err := os.Remove(filepath.Join(dir, checkpoint.SFTResultFile)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := User(tk, "learned:"+dir); err != nil {
-		t.Errorf("a simulator folder without calibrl.json: %v", err)
+		t.Errorf("a bare model folder (legacy) as a user: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "grpo_result.json"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := User(tk, "learned:"+dir); err == nil || !strings.Contains(err.Error(), "assistant model") {
+		t.Errorf("an RL run's model as a user: %v, want it refused as a policy", err)
+	}
+	if _, err := Agent(tk, "lm:"+dir); err != nil {
+		t.Errorf("an RL run's model as a policy: %v", err)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/calibrl/calibrl/infile"
 )
 
 // A task can take its instances from the user's own data instead of its
@@ -168,7 +170,7 @@ func DataHash(family, path string) (string, error) {
 }
 
 func hashFile(w io.Writer, path string) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path)
 	if err != nil {
 		return fmt.Errorf("data: %w", err)
 	}

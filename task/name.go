@@ -59,6 +59,25 @@ const hashPrefix = "sha256:"
 
 var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// CheckRecorded checks a task name that a log or a checkpoint recorded:
+// it must parse (a known family, level and options) and name its data, if
+// any, by content hash. calibrl records data by hash alone, or in old logs
+// a path with its hash; a path alone in a record is refused, for it
+// would make a trainer read whatever file the record names
+// ("data=/etc/passwd") on the host that reads it.
+func CheckRecorded(name string) error {
+	n, err := ParseName(name)
+	if err != nil {
+		return err
+	}
+	if n.Data.Path != "" && n.Data.SHA256 == "" {
+		return fmt.Errorf("task %q names its data by a path alone; a recorded task names it by content (data=sha256:HEX): record it with --data", name)
+	}
+	return nil
+}
+
+func init() { dialog.SetTaskCheck(CheckRecorded) }
+
 // ParseName reads a task name, checking the family, the level and the
 // options against the family's declaration. It also reads the forms older
 // versions wrote and the command line gives: the data as a path

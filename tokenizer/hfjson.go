@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/infile"
 )
 
 // The tokenizer.json layout written by Hugging Face tokenizers (≥ 0.13) for
@@ -50,7 +50,7 @@ func (t *Tokenizer) Save(path string) error {
 // Load reads a tokenizer.json written by Save or by Hugging Face tokenizers
 // for a byte-level BPE; see Parse for what is accepted.
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(nil, path)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}

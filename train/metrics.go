@@ -14,6 +14,19 @@ import (
 const (
 	MetricStep = "step"
 
+	// MetricRecords is on the first record a resumed run logs (its
+	// "resume" event, or "finished" for a finished run started again):
+	// how many records the run had logged when the checkpoint it resumes
+	// from was saved. The records a killed run logged after that
+	// checkpoint are of work the resumed run redoes: a metrics log keeps
+	// the first MetricRecords of the run's records and drops the rest, so
+	// that it ends as an uninterrupted run's would (reproduce's
+	// metrics.jsonl). A run's first record without it starts from
+	// nothing: every earlier record of the run is of redone work. A
+	// checkpoint saved before runs counted their records has no count:
+	// its resume record has none, and every earlier record stays.
+	MetricRecords = "resume/records"
+
 	// An SFT step's training loss; at an evaluation also the held-out NLL
 	// and the throughput.
 	MetricSFTLoss    = "sft/loss"
@@ -115,4 +128,13 @@ func Progress(stage string, rec map[string]any) (e progress.Event, ok bool) {
 		}
 	}
 	return e, len(e.Figures) > 0
+}
+
+// withRecords adds MetricRecords to a resumed run's first record, when
+// the checkpoint counted its records (n > 0).
+func withRecords(rec map[string]any, n int) map[string]any {
+	if n > 0 {
+		rec[MetricRecords] = n
+	}
+	return rec
 }

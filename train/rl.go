@@ -349,6 +349,9 @@ type rlRun struct {
 	out         string
 	logf        func(map[string]any)
 	st          rlState
+	// resumed: the run goes on from out/last, whose first run logged the
+	// config.
+	resumed bool
 	// midUpdate: the update of iteration st.Iter has begun and the
 	// iteration is not counted yet (stop saves no checkpoint then).
 	midUpdate bool
@@ -392,7 +395,12 @@ func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialo
 	}, nil
 }
 
-func (r *rlRun) log(rec map[string]any) { r.logf(rec) }
+// log logs rec, counting it in the state a checkpoint saves
+// (MetricRecords).
+func (r *rlRun) log(rec map[string]any) {
+	r.st.Records++
+	r.logf(rec)
+}
 
 // cursor is the first training instance of iteration it. Each RL seed
 // starts at its own offset (seedOffset): RL seeds, and pipelines, train on
@@ -439,11 +447,14 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		// (when it was killed before writing it, or the file holds a result
 		// of another length, finish writes it below).
 		if res, err := readRLResult(r.out, r.algo); err == nil && res.Iterations == r.st.Iter {
-			r.log(map[string]any{"event": "finished", MetricStep: r.st.Iter})
+			r.log(withRecords(map[string]any{"event": "finished", MetricStep: r.st.Iter}, r.st.Records))
 			return res, nil
 		}
 	}
-	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
+	if !r.resumed {
+		// Once a run: a resumed one kept its first run's config record.
+		r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
+	}
 	if (r.st.Iter == 0 || r.st.MonitorPending) && cfg.MonitorEvery > 0 {
 		// The first reading, or the one an interruption cut short: its
 		// iteration is counted and checkpointed, the reading is not.

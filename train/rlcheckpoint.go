@@ -34,6 +34,8 @@ type rlState struct {
 	// logged its reading (an interruption stopped it); a resumed run takes
 	// it before anything else.
 	MonitorPending bool `json:"monitor_pending,omitempty"`
+	// Records counts the records the run has logged (MetricRecords).
+	Records int `json:"records,omitempty"`
 	// Settings and User are what else shapes the weights; a resume with
 	// other ones is refused.
 	Settings rlSettings `json:"settings"`
@@ -129,7 +131,8 @@ func (r *rlRun) resume() error {
 	last.opt.Config = r.opt.Config
 	r.opt = last.opt
 	r.st = st
-	r.log(map[string]any{"event": "resume", MetricStep: st.Iter})
+	r.resumed = true
+	r.log(withRecords(map[string]any{"event": "resume", MetricStep: st.Iter}, st.Records))
 	return nil
 }
 

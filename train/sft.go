@@ -15,6 +15,7 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/checkpoint"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 )
@@ -104,6 +105,8 @@ type sftState struct {
 	Recent       []float64 `json:"recent_nll"`
 	Tokens       int       `json:"tokens"`
 	TrainSeconds float64   `json:"train_seconds"`
+	// Records counts the records the run has logged (MetricRecords).
+	Records int `json:"records,omitempty"`
 }
 
 // sftSettings are the SFTConfig fields that shape the weights: a run
@@ -147,6 +150,14 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	if log == nil {
 		log = func(map[string]any) {}
 	}
+	var st sftState
+	// Every record is counted in the state a checkpoint saves
+	// (MetricRecords).
+	logTo := log
+	log = func(rec map[string]any) {
+		st.Records++
+		logTo(rec)
+	}
 	train, val := splitSequences(seqs, cfg.ValFraction, cfg.Seed)
 	if len(train) == 0 {
 		return SFTResult{}, errors.New("sft: no training sequences")
@@ -158,7 +169,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		return SFTResult{}, err
 	}
 	sched := lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR / 10, Warmup: cfg.Warmup, Total: cfg.Steps}
-	st := sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train), Settings: cfg.settings()}
+	st = sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train), Settings: cfg.settings()}
 	best := append([]float32(nil), m.LM.Params.Data...)
 	lastDir := filepath.Join(out, "last")
 	if err := cleanOut(out); err != nil {
@@ -181,13 +192,13 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			// otherwise go on to its next evaluation).
 			if res, err := readSFTResult(resultPath); err == nil && res.Steps == st.Step {
 				copy(m.LM.Params.Data, best)
-				log(map[string]any{"event": "finished", MetricStep: st.Step})
+				log(withRecords(map[string]any{"event": "finished", MetricStep: st.Step}, st.Records))
 				return res, nil
 			}
 			// Killed after its last checkpoint but before the result:
 			// write the final model and result below, training nothing.
 		}
-		log(map[string]any{"event": "resume", MetricStep: st.Step})
+		log(withRecords(map[string]any{"event": "resume", MetricStep: st.Step}, st.Records))
 	} else if len(val) > 0 {
 		st.FirstVal = meanNLL(m, val, cfg.BatchSize)
 		// The starting weights compete for best too (best holds them, step
@@ -288,7 +299,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 
 // sftResultFile is the result of a finished fit, written last, beside the
 // final model.
-const sftResultFile = "sft_result.json"
+const sftResultFile = checkpoint.SFTResultFile
 
 // finished reports whether the run that saved st is over: it took every
 // step, or it stopped early, which is the only way its checkpoint can

@@ -67,7 +67,7 @@ failed run leaves no file, partial or otherwise.`,
 			if err != nil {
 				return err
 			}
-			if err := checkWritable(out); err != nil {
+			if err := checkWritable(out, input{"data", ef.dataPath}); err != nil {
 				return err
 			}
 			n := 0

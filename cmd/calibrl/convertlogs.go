@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/humanlog"
+	"github.com/calibrl/calibrl/infile"
 	"github.com/calibrl/calibrl/task"
 )
 
@@ -44,10 +44,19 @@ when every record converted.`,
 			if _, err := task.Lookup(m.Task); err != nil {
 				return fmt.Errorf("--task: %w", err)
 			}
-			if err := checkWritable(out); err != nil {
+			// Records name their data by content, never by this host's
+			// path (task.CheckRecorded).
+			if n, err := task.ParseName(m.Task); err == nil && n.Data.SHA256 == "" && n.Data.Path != "" {
+				path := n.Data.Path
+				n.Data = task.Data{}
+				if m.Task, err = task.WithData(n.String(), path); err != nil {
+					return fmt.Errorf("--task: %w", err)
+				}
+			}
+			if err := checkWritable(out, input{"in", in}); err != nil {
 				return err
 			}
-			f, err := os.Open(in)
+			f, err := infile.Open(cmd.Context(), in)
 			if err != nil {
 				return err
 			}

@@ -22,6 +22,8 @@ type episodeFlags struct {
 	split    string
 	maxTurns int
 	workers  int
+	// dataPath is --data as given, an input no output may be.
+	dataPath string
 }
 
 func (f *episodeFlags) register(cmd *cobra.Command, defaultSplit string) {
@@ -45,6 +47,9 @@ func (f *episodeFlags) validate() error {
 	}
 	if f.workers < 0 {
 		return fmt.Errorf("--workers must not be negative (0 means one per CPU), got %d", f.workers)
+	}
+	if f.data != "" {
+		f.dataPath = f.data // resolveData empties it
 	}
 	if err := resolveData(&f.task, &f.data); err != nil {
 		return err
@@ -70,10 +75,38 @@ func joinNames(names []string) string {
 	return s
 }
 
-// checkWritable fails early, before long work, when path cannot be written.
-func checkWritable(path string) error {
+// input is a path a command reads, by the flag that named it.
+type input struct{ flag, path string }
+
+// refuseInputs refuses an output path that is one of the command's inputs
+// (the same file or folder once symlinks, hard links and ".." are
+// resolved): the output is written over the input, which is then lost
+// (export --logs X --out X). Nothing has been written when it refuses.
+// Inputs not given ("") and paths that do not exist yet are no conflict.
+func refuseInputs(out string, inputs ...input) error {
+	ost, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there to overwrite: not an input that exists
+	}
+	for _, in := range inputs {
+		if in.path == "" {
+			continue
+		}
+		if ist, err := os.Stat(in.path); err == nil && os.SameFile(ost, ist) {
+			return fmt.Errorf("output %s is the --%s input itself: writing it would destroy what is read; choose another path", out, in.flag)
+		}
+	}
+	return nil
+}
+
+// checkWritable fails early, before long work, when path cannot be
+// written, or is one of inputs (refuseInputs).
+func checkWritable(path string, inputs ...input) error {
 	if path == "" {
 		return fmt.Errorf("no output path")
+	}
+	if err := refuseInputs(path, inputs...); err != nil {
+		return err
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, ".calibrl-probe-*")

@@ -82,7 +82,7 @@ only with settings already fixed.`,
 				return err
 			}
 			if episodes != "" {
-				if err := checkWritable(episodes); err != nil {
+				if err := checkWritable(episodes, input{"data", ef.dataPath}); err != nil {
 					return err
 				}
 			}

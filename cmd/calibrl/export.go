@@ -46,7 +46,7 @@ partial or otherwise.`,
 			if err := opt.Validate(); err != nil {
 				return err
 			}
-			if err := checkWritable(out); err != nil {
+			if err := checkWritable(out, input{"logs", logs}); err != nil {
 				return err
 			}
 			src, err := dialog.OpenEpisodes(logs)

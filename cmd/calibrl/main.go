@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/calibrl/calibrl/infile"
 )
 
 func main() {
@@ -43,6 +45,10 @@ Everything runs on a laptop by default: procedural tasks, a scripted human
 proxy and small transformer models trained by calibrl's own engine.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Reads of outside input stop at the command's interrupt (SIGINT,
+		// SIGTERM) too, even those deep in a task name's lookup that have
+		// no context to be given (infile).
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { infile.SetInterrupt(cmd.Context()) },
 	}
 	root.AddCommand(
 		withPrecision(newEvalCmd()),

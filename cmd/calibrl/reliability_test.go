@@ -158,7 +158,7 @@ func TestAbsurdSizesRefusedWithTheLimit(t *testing.T) {
 		{[]string{"bench", "--workers", "100000000"}, "workers 100000000, the limit is 1024"},
 		{[]string{"bench", "--rl-instances", "100000000"}, "100000000 instances × group 8 conversations, the limit is 4096"},
 		{[]string{"bench", "--rl-group", "100000000"}, "8 instances × group 100000000 conversations, the limit is 4096"},
-		{[]string{"train-policy", "--instances", "100000000", "--init", dir, "--out", dir}, "100000000 instances × group 8 samples, the limit is 4096"},
+		{[]string{"train-policy", "--instances", "100000000", "--init", dir, "--out", filepath.Join(dir, "out")}, "100000000 instances × group 8 samples, the limit is 4096"},
 		{[]string{"bench", "--gemm-size", "1000000"}, "--gemm-size 1000000, want a value in [0, 8192]"},
 	} {
 		start := time.Now()

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/calibrl/calibrl/remote"
+	"github.com/calibrl/calibrl/secretenv"
 )
 
 // remoteFlags configure the OpenAI-compatible endpoints behind remote:MODEL
@@ -39,6 +40,13 @@ func (f *remoteFlags) registry() (*remote.Registry, error) {
 			return nil, nil
 		}
 		return remote.FromEnv()
+	}
+	if f.keyEnv != "" {
+		// Refused here, naming the flag, rather than deep in an endpoint's
+		// construction; the value is never shown (secretenv.Read).
+		if _, err := secretenv.Read(f.keyEnv); err != nil {
+			return nil, fmt.Errorf("--remote-key-env: %w", err)
+		}
 	}
 	cfg := remote.DefaultConfig()
 	if f.config != "" {

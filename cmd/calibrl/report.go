@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +42,9 @@ Inline CSS and SVG only: no script, and nothing is fetched from anywhere.`,
 			if path == "" {
 				path = filepath.Join(args[0], runreport.File)
 			}
+			if err := refuseRunFile(args[0], path); err != nil {
+				return err
+			}
 			if err := runreport.WriteFile(args[0], path); err != nil {
 				return err
 			}
@@ -49,4 +54,28 @@ Inline CSS and SVG only: no script, and nothing is fetched from anywhere.`,
 	}
 	cmd.Flags().StringVar(&out, "out", "", "the page's path (default RUNDIR/report.html)")
 	return cmd
+}
+
+// refuseRunFile refuses a page path that is the run folder itself or a
+// file of it other than its page (manifest.json, metrics.jsonl, an
+// episodes file): the page would be written over what it is rendered
+// from.
+func refuseRunFile(dir, out string) error {
+	if err := refuseInputs(out, input{"RUNDIR", dir}); err != nil {
+		return err
+	}
+	if _, err := os.Stat(out); err != nil || filepath.Base(out) == runreport.File {
+		return nil // a new file, or the page itself
+	}
+	d, err1 := filepath.EvalSymlinks(dir)
+	o, err2 := filepath.EvalSymlinks(out)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	d, _ = filepath.Abs(d)
+	o, _ = filepath.Abs(o)
+	if rel, err := filepath.Rel(d, o); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("--out %s is a file of the run folder %s: the page would replace what it is rendered from; choose another path", out, dir)
+	}
+	return nil
 }

@@ -151,6 +151,7 @@ flight finish.`,
 	fl.Int64Var(&cfg.MaxHeldBytes, "max-held-bytes", cfg.MaxHeldBytes, "message bytes all held episodes may hold together; a new episode or turn past it gets 429")
 	fl.DurationVar(&cfg.WriteTimeout, "write-timeout", cfg.WriteTimeout, "bound on one request's handling and reply (a turn may wait on a remote user)")
 	fl.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long shutdown waits for requests in flight")
+	fl.DurationVar(&cfg.WSIdleTimeout, "ws-idle-timeout", cfg.WSIdleTimeout, "close an OpenEnv WebSocket session (/ws) that sends nothing for this long, freeing its place among --openenv-sessions (its unfinished episode is dropped)")
 	fl.IntVar(&cfg.OpenEnvSessions, "openenv-sessions", cfg.OpenEnvSessions, "OpenEnv WebSocket sessions (/ws) open at once: one per rollout a trainer runs in parallel (OpenEnv's own server allows 1)")
 	fl.StringVar(&cfg.OpenEnvTask, "openenv-task", cfg.OpenEnvTask, "task an OpenEnv reset that names none plays")
 	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")

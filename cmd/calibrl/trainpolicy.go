@@ -67,6 +67,9 @@ resumable (run the same command again after an interruption).`,
 				atLeast(cmd, 1, true, "group")); err != nil {
 				return err
 			}
+			// What is read, which nothing written may be: --metrics appends,
+			// and --out replaces a checkpoint's files.
+			inputs := []input{{"logs", logs}, {"init", initDir}, {"tokenizer", tokPath}, {"data", data}}
 			p, err := presetTask(presetName, &taskName, &data) // the task and budgets reproduce gives it
 			if err != nil {
 				return err
@@ -77,6 +80,14 @@ resumable (run the same command again after an interruption).`,
 			}
 			if out == "" {
 				return fmt.Errorf("--out: name the checkpoint folder to write")
+			}
+			if err := refuseInputs(out, inputs...); err != nil {
+				return err
+			}
+			if metricsPath != "" {
+				if err := refuseInputs(metricsPath, append(inputs, input{"out", out})...); err != nil {
+					return err
+				}
 			}
 			// On a terminal the RL iterations draw a bar (rlBar, once the
 			// budget is known); otherwise each one is a log line.

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/infile"
 	"github.com/calibrl/calibrl/task/hashsplit"
 )
 
@@ -97,7 +98,7 @@ func LoadCorpus(path string) (*Corpus, error) {
 // readText reads a file and rejects empty and binary (NUL bytes or not
 // UTF-8) content, naming the file.
 func readText(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(nil, path)
 	if err != nil {
 		return nil, fmt.Errorf("load corpus: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/infile"
 	"github.com/calibrl/calibrl/task/hashsplit"
 	"github.com/calibrl/calibrl/task/persona"
 )
@@ -73,7 +74,7 @@ func ReadGSM8K(r io.Reader, name string) ([]GSMProblem, error) {
 
 // LoadGSM8K reads a GSM8K-format file.
 func LoadGSM8K(path string) ([]GSMProblem, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(nil, path)
 	if err != nil {
 		return nil, fmt.Errorf("load gsm8k: %w", err)
 	}
