@@ -124,18 +124,21 @@ current = [""]  # the trainer being replayed, for watch_blocking
 def watch_blocking(client_module):
     """Records every HTTP call made on a running event loop's thread, by
     trainer: a blocking call there stalls every other rollout on that loop."""
-    orig = client_module.Client._call
+    # Every request goes through _request (an older client: _call).
+    name = "_request" if hasattr(client_module.Client, "_request") else "_call"
+    orig = getattr(client_module.Client, name)
     blocked = {}
 
-    def _call(self, method, path, body=None):
+    def _call(self, *args):
+        method, path = args[1:3] if name == "_request" else args[:2]
         try:
             asyncio.get_running_loop()
             blocked.setdefault(current[0], set()).add(method + " " + re.sub(r"/episodes/[^/]+", "/episodes/{id}", path))
         except RuntimeError:
             pass
-        return orig(self, method, path, body)
+        return orig(self, *args)
 
-    client_module.Client._call = _call
+    setattr(client_module.Client, name, _call)
     return blocked
 
 
@@ -182,14 +185,23 @@ async def verl_across_replicas(urls, adapters, log):
     inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction", "config": {"base_url": urls[0], "user": "human"}}])
     client = inter["calibrl"].client
     calls = [0]
-    plain = type(client)._call
+    if hasattr(type(client), "_request"):
+        plain = type(client)._request
 
-    def alternating(self, method, path, body=None):
-        self.base_url = urls[calls[0] % len(urls)]
-        calls[0] += 1
-        return plain(self, method, path, body)
+        def alternating(self, base_url, method, path, body=None):
+            calls[0] += 1
+            return plain(self, urls[(calls[0] - 1) % len(urls)], method, path, body)
 
-    client._call = alternating.__get__(client)
+        client._request = alternating.__get__(client)
+    else:  # an older client: every call through _call, to base_url
+        plain = type(client)._call
+
+        def alternating(self, method, path, body=None):
+            self.base_url = urls[calls[0] % len(urls)]
+            calls[0] += 1
+            return plain(self, method, path, body)
+
+        client._call = alternating.__get__(client)
     tag = f"verl across replicas {log.ep['id']} ({log.ep['task']})"
     seen = []
 
