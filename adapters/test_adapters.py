@@ -292,7 +292,7 @@ def play_trl(url, adapters, log, version):
         check(got == want, f"{tag} turn {k + 1}: the policy does not read the conversation calibrl's agent read: {differ(got, want)}")
         seen.append(k)
         if k < len(log.turns):
-            return {"content": "", "tool_calls": [{"name": "reply", "arguments": {"message": log.turns[k]}}]}
+            return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": log.turns[k]})]}
         return {"content": "Thank you."}
 
     env = factory()
@@ -441,7 +441,7 @@ def reader_trl(url, row, version):
     def model(messages, tools):
         if messages[-1]["role"] == "tool" and messages[-1]["content"].startswith("(The user has left"):
             return {"content": "Goodbye."}
-        return {"content": "", "tool_calls": [{"name": "reply", "arguments": {"message": ledger_reader(messages)}}]}
+        return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": ledger_reader(messages)})]}
 
     env = factory()
     ct.rollout(env, dict(row), model, version, max_tool_calling_iterations=8)

@@ -9,3 +9,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/calibrl" ./cmd/calibrl
 python3 adapters/test_adapters.py "$tmp/calibrl"
+# docs/scale.md's steps 1, 2, 5-8 as written, rows trained against the
+# simulator the page serves: no row may be refused.
+python3 adapters/test_scale_path.py "$tmp/calibrl"
