@@ -39,6 +39,10 @@ import urllib.request
 # otherwise.
 EPISODE_KEYS = ("task", "split", "index", "sample", "episode_seed", "seed", "max_turns", "user", "logged_user", "opening")
 
+# New episodes go to each replica in turn, across every Client of the
+# process: TRL makes one environment, hence one Client, per rollout.
+_next_replica = itertools.count()
+
 # Statuses a replica answers when it, or what it stands on, is not there:
 # the same call may succeed on another replica.
 RETRY_STATUS = (429, 502, 503, 504)
@@ -119,7 +123,6 @@ class Client:
         self.attempts, self.backoff, self.max_backoff = max(1, attempts), backoff, max_backoff
         self.retries = 0
         self._lock = threading.Lock()
-        self._next = itertools.count()
 
     def _call(self, method, path, body=None):
         """One call to base_url, the first replica, not sent again."""
@@ -145,7 +148,7 @@ class Client:
 
     def replica(self):
         """The replica a new episode starts on: each in turn."""
-        return next(self._next) % len(self.base_urls)
+        return next(_next_replica) % len(self.base_urls)
 
     def call(self, method, path, body=None, replica=0):
         """The call, sent to replica (an index of base_urls) and, while it
