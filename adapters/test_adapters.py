@@ -305,6 +305,44 @@ def play_trl(url, adapters, log, version):
     return reward
 
 
+def trl_pooled(url, logs):
+    """TRL f2cd577 across batches: one pool of instances reset again for
+    later rows, rows without a prompt (TRL then starts from an empty user
+    message and reset supplies the opening), the rewards of a batch read
+    after its rollouts."""
+    import conformance_trl as ct
+    import calibrl_trl
+
+    trainer = ct.Trainer(lambda: calibrl_trl.CalibrlEnv(base_url=url), "1.8")
+    total = 0.0
+    for b in range(0, len(logs), 4):
+        batch = logs[b:b + 4]
+        rows = [{k: v for k, v in log.row.items() if not (j % 2 and k == "prompt")} for j, log in enumerate(batch)]
+        models = iter(batch)
+
+        def model(messages, tools):
+            k = sum(1 for m in messages if m["role"] == "tool")
+            if k < len(model.log.turns):
+                return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": model.log.turns[k]})]}
+            return {"content": "Thank you."}
+
+        def each(messages, tools):
+            if len(messages) <= 2:  # a new rollout starts from its prompt
+                model.log = next(models)
+            return model(messages, tools)
+
+        convs, rewards = trainer.step(rows, each)
+        for log, conv, r in zip(batch, convs, rewards):
+            want_open = log.row["prompt"][-1]["content"]
+            first = conv[1] if conv[0]["role"] == "system" else conv[0]
+            check(first["content"] == want_open, f"trl pooled {log.ep['id']}: the agent reads {first['content'][:60]!r} first, want the opening {want_open[:60]!r}")
+            check(r == log.ep["reward"], f"trl pooled {log.ep['id']}: reward {r}, calibrl eval's {log.ep['reward']}")
+            total += r
+    check(len(trainer.pool) == 4, f"trl pooled: {len(trainer.pool)} instances for batches of 4")
+    check(server_episodes(url) == 0, f"trl pooled: {server_episodes(url)} episode(s) left on the server")
+    return total
+
+
 # --- OpenRLHF -----------------------------------------------------------
 
 async def play_openrlhf(url, adapters, log, dataset_row):
@@ -551,6 +589,7 @@ def main():
             totals["trl 1.8"] += run("trl 1.8", lambda: play_trl(url, adapters, log, "1.8")) or 0
             totals["trl 0.29"] += run("trl 0.29", lambda: play_trl(url, adapters, log, "0.29")) or 0
             totals["openrlhf"] += run("openrlhf", lambda: asyncio.run(play_openrlhf(url, adapters, log, row))) or 0
+        totals["trl 1.8 pooled"] = run("trl pooled", lambda: trl_pooled(url, [Logged(r, e) for r, e in zip(rows, eps)])) or 0
         run("verl data sources", lambda: verl_mixed_sources(adapters))
         run("verl recipe", verl_recipe)
         long = next(Logged(r, e) for r, e in zip(rows, eps) if len([m for m in e["messages"] if m["role"] == "assistant"]) >= 3)
