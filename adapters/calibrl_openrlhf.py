@@ -26,6 +26,13 @@ openrlhf/utils/agent.py and openrlhf/trainer/ray/vllm_engine.py:
     every sample of a vLLM engine on one event loop.
   - The executor stops calling step when the sequence reaches --max_len;
     AgentExecutor.execute then releases the episode on the server.
+  - The label carries the row's opening and logged_user: the server
+    opens the episode with that opening when the training user
+    (CALIBRL_USER) is another, and refuses it naming the cause when the
+    same user opens otherwise.
+  - CALIBRL_URL may name several serve replicas (comma-separated): each
+    turn carries the conversation, and a turn whose replica is gone goes
+    to the next one (calibrl_client.Episode).
 
 torch is imported unconditionally: OpenRLHF depends on it and calls
 .item() on the reward, so there is no setting where a fallback type would
@@ -47,7 +54,7 @@ from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 # beside it must be importable without PYTHONPATH.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from calibrl_client import Client, episode_kwargs, turn_messages  # noqa: E402
+from calibrl_client import Client, Episode, episode_kwargs, turn_messages  # noqa: E402
 
 _client = Client(os.environ.get("CALIBRL_URL", "http://127.0.0.1:8080"))
 _user = os.environ.get("CALIBRL_USER", "human")
@@ -101,16 +108,22 @@ class AgentInstance(AgentInstanceBase):
 
     async def reset(self, states: dict, **kwargs):
         kw = episode_kwargs(states.get("label"))
-        ep = await asyncio.to_thread(_client.create, kw.pop("user", _user), **kw)
-        self.episode, self.done = ep["id"], False
-        opening = ep["observation"]["messages"][0]["content"]
+        user = kw.pop("user", _user)
+        self.episode = await asyncio.to_thread(Episode, _client, user, kw, kw.get("opening"))
+        self.done = False
+        opening = self.episode.opening
         if opening not in states["observation"]:
             await self.release()
-            raise ValueError(f"calibrl: the prompt does not hold the served episode's opening {opening[:60]!r}: the server holds other data or another calibrl version")
+            if "logged_user" not in kw:
+                raise ValueError(f"calibrl: the prompt does not hold the served episode's opening {opening[:60]!r} (user {user}): the label does not say "
+                                 "which user logged the row (an older export): if it was another user, export the rows again with this calibrl; "
+                                 "else the server holds other data or another calibrl version")
+            raise ValueError(f"calibrl: the prompt does not hold the served episode's opening {opening[:60]!r}: the label is not the prompt's row "
+                             "(pass --data.input_key prompt --data.label_key label of the same export)")
         return {"observation": states["observation"]}
 
     async def step(self, states: dict, **kwargs) -> Dict[str, Any]:
-        r = await asyncio.to_thread(_client.turn, self.episode, states["action_text"])
+        r = await asyncio.to_thread(self.episode.turn, states["action_text"])
         self.done = r["done"]
         if self.done:
             await self.release()
@@ -129,7 +142,7 @@ class AgentInstance(AgentInstanceBase):
     async def release(self):
         if self.episode is not None:
             episode, self.episode = self.episode, None
-            await asyncio.to_thread(_client.delete, episode)
+            await asyncio.to_thread(episode.delete)
 
 
 class AgentExecutor(MultiTurnAgentExecutor):

@@ -1,28 +1,39 @@
 """OpenRLHF as it drives calibrl_openrlhf.py, replayed in plain Python.
 
-A stand-in written from OpenRLHF at 3c3be62 (OpenRLHF/OpenRLHF), not a copy:
+A stand-in written from OpenRLHF at 3c3be62 (OpenRLHF/OpenRLHF,
+2026-08-13, the newest snapshot; the agent flag is --train.agent_func_path),
+not a copy:
   - openrlhf/utils/agent.py: AgentExecutorBase (abstract execute),
     AgentInstanceBase (abstract __init__ and step, reset returns states),
     MultiTurnAgentExecutor.execute: one AgentInstance() per sample,
-    reset({"observation", "label"}), then generate / step until done or
+    reset({"observation", "label"}), the observation tokenized and, when
+    longer than max_length less sampling_params.max_tokens (or 1), cut to
+    its last tokens and decoded again; then generate / step until done or
     the token budget (max_length) is spent, total_reward +=
-    step_result["rewards"].item(), the feedback text tokenized and
-    appended, action ranges recorded for the loss mask;
-  - openrlhf/trainer/ray/vllm_engine.py _load_agent_executor: the file is
-    loaded by path as "agent_module", AgentExecutor must subclass
-    AgentExecutorBase and is built with no arguments;
+    step_result["rewards"].item(), scores = step_result.get("scores",
+    total_reward), the feedback text tokenized and appended, action
+    ranges recorded for the loss mask, sampling_params replaced by the
+    step's when it returns one;
+  - openrlhf/trainer/ray/vllm_engine.py: _load_agent_executor loads the
+    file by path as "agent_module", AgentExecutor must subclass
+    AgentExecutorBase and is built with no arguments; generate_responses
+    runs num_samples executes of one prompt at once (asyncio.gather), all
+    with the same sampling_params object, which each mutates;
   - openrlhf/datasets/prompts_dataset.py preprocess_data: the prompt is
-    data[input_key] rendered with apply_chat_template(...,
-    add_generation_prompt=True), the label data[label_key];
+    data[input_key] (its "<image>" tags made content parts) rendered with
+    apply_chat_template(..., add_generation_prompt=True), the label
+    data[label_key];
   - openrlhf/trainer/ppo_utils/samples_generator.py
-    _process_response_into_experience: torch.tensor([reward]) and
-    extra_logs values made tensors.
+    _process_response_into_experience: torch.tensor([reward]),
+    torch.tensor([scores]), and extra_logs values made tensors (a tensor
+    value by .flatten()[0].item()).
 torch is stood in by a minimal tensor when it is not installed; the
 tokenizer by a character-level one with a ChatML template (Qwen2.5's
 layout, default system message included).
 """
 
 import abc
+import asyncio
 import importlib.util
 import re
 import sys
@@ -92,6 +103,10 @@ class MultiTurnAgentExecutor(AgentExecutorBase):
         reset = await agent.reset({"observation": prompt, "label": label})
         observation_text = reset["observation"]
         tokens = hf_tokenizer(text=observation_text, add_special_tokens=False, return_tensors="pt")["input_ids"][0].tolist()
+        max_initial = max_length - (getattr(sampling_params, "max_tokens", None) or 1)
+        if len(tokens) > max_initial:
+            tokens = tokens[-max_initial:]
+            observation_text = hf_tokenizer.decode(tokens, skip_special_tokens=False)
         action_ranges, total_reward, final_scores, extra_logs = [], 0, 0, {}
         while True:
             sampling_params.max_tokens = max_length - len(tokens)
@@ -116,12 +131,22 @@ class MultiTurnAgentExecutor(AgentExecutorBase):
                 "action_ranges": action_ranges, "extra_logs": extra_logs, "observation_text": observation_text}
 
 
+async def generate_responses(executor, prompt, label, sampling_params, max_length, hf_tokenizer, llm_engine, num_samples):
+    """vllm_engine's generate_responses: num_samples executes of one prompt
+    at once, sharing sampling_params."""
+    return await asyncio.gather(*[
+        executor.execute(prompt=prompt, label=label, sampling_params=sampling_params, max_length=max_length,
+                         hf_tokenizer=hf_tokenizer, llm_engine=llm_engine, images=None)
+        for _ in range(num_samples)])
+
+
 def experience_info(response):
     """_process_response_into_experience's reward fields."""
     info = {"reward": tensor([response["reward"]]), "score": tensor([response["scores"]])}
     for key, value in response["extra_logs"].items():
         if isinstance(value, Tensor):
             value = value.flatten()[0]
+            value = value.item() if isinstance(value, Tensor) else value
         info[key] = tensor([value])
     return info
 
@@ -186,12 +211,28 @@ def parse_chatml(text):
     return [{"role": r, "content": c} for r, c in re.findall(r"<\|im_start\|>(\w+)\n(.*?)<\|im_end\|>\n?", text, re.S)]
 
 
+def _content(text):
+    """A string with "<image>" tags as content parts (prompts_dataset's
+    _str_to_content_list); other strings as they are."""
+    if "<image>" not in text:
+        return text
+    out = []
+    for i, part in enumerate(text.split("<image>")):
+        if i > 0:
+            out.append({"type": "image"})
+        if part.strip():
+            out.append({"type": "text", "text": part.strip()})
+    return out
+
+
 def preprocess_data(data, input_key, label_key, tokenizer):
     """prompts_dataset.preprocess_data with --data.apply_chat_template."""
     chat = data[input_key]
     if isinstance(chat, str):
-        chat = [{"role": "user", "content": chat}]
-    prompt = tokenizer.apply_chat_template(deepcopy(chat), tokenize=False, add_generation_prompt=True)
+        chat = [{"role": "user", "content": _content(chat)}]
+    else:
+        chat = [{**m, "content": _content(m["content"])} if isinstance(m.get("content"), str) else m for m in deepcopy(chat)]
+    prompt = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
     label = "" if label_key is None else data[label_key]
     return prompt, label
 

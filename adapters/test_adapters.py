@@ -124,18 +124,21 @@ current = [""]  # the trainer being replayed, for watch_blocking
 def watch_blocking(client_module):
     """Records every HTTP call made on a running event loop's thread, by
     trainer: a blocking call there stalls every other rollout on that loop."""
-    orig = client_module.Client._call
+    # Every request goes through _request (an older client: _call).
+    name = "_request" if hasattr(client_module.Client, "_request") else "_call"
+    orig = getattr(client_module.Client, name)
     blocked = {}
 
-    def _call(self, method, path, body=None):
+    def _call(self, *args):
+        method, path = args[1:3] if name == "_request" else args[:2]
         try:
             asyncio.get_running_loop()
             blocked.setdefault(current[0], set()).add(method + " " + re.sub(r"/episodes/[^/]+", "/episodes/{id}", path))
         except RuntimeError:
             pass
-        return orig(self, method, path, body)
+        return orig(self, *args)
 
-    client_module.Client._call = _call
+    setattr(client_module.Client, name, _call)
     return blocked
 
 
@@ -182,14 +185,23 @@ async def verl_across_replicas(urls, adapters, log):
     inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl_v07.CalibrlInteraction", "config": {"base_url": urls[0], "user": "human"}}])
     client = inter["calibrl"].client
     calls = [0]
-    plain = type(client)._call
+    if hasattr(type(client), "_request"):
+        plain = type(client)._request
 
-    def alternating(self, method, path, body=None):
-        self.base_url = urls[calls[0] % len(urls)]
-        calls[0] += 1
-        return plain(self, method, path, body)
+        def alternating(self, base_url, method, path, body=None):
+            calls[0] += 1
+            return plain(self, urls[(calls[0] - 1) % len(urls)], method, path, body)
 
-    client._call = alternating.__get__(client)
+        client._request = alternating.__get__(client)
+    else:  # an older client: every call through _call, to base_url
+        plain = type(client)._call
+
+        def alternating(self, method, path, body=None):
+            self.base_url = urls[calls[0] % len(urls)]
+            calls[0] += 1
+            return plain(self, method, path, body)
+
+        client._call = alternating.__get__(client)
     tag = f"verl across replicas {log.ep['id']} ({log.ep['task']})"
     seen = []
 
@@ -280,7 +292,7 @@ def play_trl(url, adapters, log, version):
         check(got == want, f"{tag} turn {k + 1}: the policy does not read the conversation calibrl's agent read: {differ(got, want)}")
         seen.append(k)
         if k < len(log.turns):
-            return {"content": "", "tool_calls": [{"name": "reply", "arguments": {"message": log.turns[k]}}]}
+            return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": log.turns[k]})]}
         return {"content": "Thank you."}
 
     env = factory()
@@ -291,6 +303,44 @@ def play_trl(url, adapters, log, version):
     check(reward == log.ep["reward"], f"{tag}: training reward {reward}, calibrl eval's {log.ep['reward']}")
     check(server_episodes(url) == 0, f"{tag}: {server_episodes(url)} episode(s) left on the server after the reward was read")
     return reward
+
+
+def trl_pooled(url, logs):
+    """TRL f2cd577 across batches: one pool of instances reset again for
+    later rows, rows without a prompt (TRL then starts from an empty user
+    message and reset supplies the opening), the rewards of a batch read
+    after its rollouts."""
+    import conformance_trl as ct
+    import calibrl_trl
+
+    trainer = ct.Trainer(lambda: calibrl_trl.CalibrlEnv(base_url=url), "1.8")
+    total = 0.0
+    for b in range(0, len(logs), 4):
+        batch = logs[b:b + 4]
+        rows = [{k: v for k, v in log.row.items() if not (j % 2 and k == "prompt")} for j, log in enumerate(batch)]
+        models = iter(batch)
+
+        def model(messages, tools):
+            k = sum(1 for m in messages if m["role"] == "tool")
+            if k < len(model.log.turns):
+                return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": model.log.turns[k]})]}
+            return {"content": "Thank you."}
+
+        def each(messages, tools):
+            if len(messages) <= 2:  # a new rollout starts from its prompt
+                model.log = next(models)
+            return model(messages, tools)
+
+        convs, rewards = trainer.step(rows, each)
+        for log, conv, r in zip(batch, convs, rewards):
+            want_open = log.row["prompt"][-1]["content"]
+            first = conv[1] if conv[0]["role"] == "system" else conv[0]
+            check(first["content"] == want_open, f"trl pooled {log.ep['id']}: the agent reads {first['content'][:60]!r} first, want the opening {want_open[:60]!r}")
+            check(r == log.ep["reward"], f"trl pooled {log.ep['id']}: reward {r}, calibrl eval's {log.ep['reward']}")
+            total += r
+    check(len(trainer.pool) == 4, f"trl pooled: {len(trainer.pool)} instances for batches of 4")
+    check(server_episodes(url) == 0, f"trl pooled: {server_episodes(url)} episode(s) left on the server")
+    return total
 
 
 # --- OpenRLHF -----------------------------------------------------------
@@ -429,7 +479,7 @@ def reader_trl(url, row, version):
     def model(messages, tools):
         if messages[-1]["role"] == "tool" and messages[-1]["content"].startswith("(The user has left"):
             return {"content": "Goodbye."}
-        return {"content": "", "tool_calls": [{"name": "reply", "arguments": {"message": ledger_reader(messages)}}]}
+        return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": ledger_reader(messages)})]}
 
     env = factory()
     ct.rollout(env, dict(row), model, version, max_tool_calling_iterations=8)
@@ -539,6 +589,7 @@ def main():
             totals["trl 1.8"] += run("trl 1.8", lambda: play_trl(url, adapters, log, "1.8")) or 0
             totals["trl 0.29"] += run("trl 0.29", lambda: play_trl(url, adapters, log, "0.29")) or 0
             totals["openrlhf"] += run("openrlhf", lambda: asyncio.run(play_openrlhf(url, adapters, log, row))) or 0
+        totals["trl 1.8 pooled"] = run("trl pooled", lambda: trl_pooled(url, [Logged(r, e) for r, e in zip(rows, eps)])) or 0
         run("verl data sources", lambda: verl_mixed_sources(adapters))
         run("verl recipe", verl_recipe)
         long = next(Logged(r, e) for r, e in zip(rows, eps) if len([m for m in e["messages"] if m["role"] == "assistant"]) >= 3)

@@ -102,3 +102,45 @@ func TestLinksStayInTheRepository(t *testing.T) {
 		f.Close()
 	}
 }
+
+// The Go version docs/scale.md names is the one go.mod requires: a user
+// with an older Go cannot build what the page tells them to run.
+func TestScaleNamesGoModsGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go directive")
+	}
+	page, err := os.ReadFile("scale.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := regexp.MustCompile(`Go (\d+\.\d+(?:\.\d+)?) or later`).FindAllSubmatch(page, -1)
+	if len(named) == 0 {
+		t.Fatal("scale.md names no Go version (want \"Go X or later\")")
+	}
+	for _, n := range named {
+		if string(n[1]) != string(m[1]) {
+			t.Errorf("scale.md names Go %s, go.mod requires %s", n[1], m[1])
+		}
+	}
+}
+
+// Every file a Python snippet of docs/openenv.md opens is written by a
+// command on the same page (an --out of a calibrl command before it).
+func TestOpenEnvPageWritesWhatItReads(t *testing.T) {
+	page, err := os.ReadFile("openenv.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	for _, m := range regexp.MustCompile(`open\("([^"]+)"\)`).FindAllStringSubmatchIndex(text, -1) {
+		file := text[m[2]:m[3]]
+		if !strings.Contains(text[:m[0]], "--out "+file) {
+			t.Errorf("openenv.md reads %s, which no command before it writes (--out %s)", file, file)
+		}
+	}
+}

@@ -136,7 +136,12 @@ type RolloutRow struct {
 // EpisodeSeed is a decimal string, since a 64-bit seed does not survive
 // JSON parsers that read numbers as doubles; MaxTurns is the logged turn
 // limit (0, left out, for logs written before it was recorded: the
-// server's own limit applies).
+// server's own limit applies). LoggedUser is the user the episode was
+// logged with and Opening that user's first message, the one the row's
+// prompt ends with: an adapter sends both when it opens the episode, and
+// the server opens it with that opening when the training user is
+// another (the human proxy's rows, trained against a simulator), or
+// refuses it naming the cause when the same user opens otherwise.
 type InteractionKwargs struct {
 	// Name selects the verl interaction ("calibrl").
 	Name        string `json:"name" parquet:"name"`
@@ -146,6 +151,8 @@ type InteractionKwargs struct {
 	Sample      int64  `json:"sample" parquet:"sample"`
 	EpisodeSeed string `json:"episode_seed" parquet:"episode_seed"`
 	MaxTurns    int64  `json:"max_turns,omitempty" parquet:"max_turns"`
+	LoggedUser  string `json:"logged_user,omitempty" parquet:"logged_user"`
+	Opening     string `json:"opening,omitempty" parquet:"opening"`
 }
 
 // ExtraInfo is verl's per-row extra_info column.
@@ -194,6 +201,7 @@ func promptRow(ep *dialog.Episode) PromptRow {
 	kw := InteractionKwargs{
 		Name: "calibrl", Task: ep.Task, Split: ep.Split, Index: int64(ep.Index), Sample: int64(ep.Sample),
 		EpisodeSeed: strconv.FormatUint(ep.Seed, 10), MaxTurns: int64(ep.MaxTurns),
+		LoggedUser: ep.User, Opening: first[0].Content,
 	}
 	label, _ := json.Marshal(kw) // strings and integers: it cannot fail
 	return PromptRow{

@@ -192,7 +192,11 @@ func TestPromptRowsOpenTheLoggedEpisode(t *testing.T) {
 	if len(r.Prompt) != 2 || r.Prompt[0].Role != "system" || r.Prompt[1].Content != "guess my number" {
 		t.Errorf("got prompt %+v, want instructions and the opening", r.Prompt)
 	}
-	want := InteractionKwargs{Name: "calibrl", Task: "guess:small", Split: "train", Index: 1, Sample: 2, EpisodeSeed: "18446744073709551557", MaxTurns: 6}
+	// The row names who opened it and how: a server trains another user
+	// from the same opening, or names the cause when the same user opens
+	// otherwise.
+	want := InteractionKwargs{Name: "calibrl", Task: "guess:small", Split: "train", Index: 1, Sample: 2, EpisodeSeed: "18446744073709551557", MaxTurns: 6,
+		LoggedUser: "human", Opening: "guess my number"}
 	if r.ExtraInfo.InteractionKwargs != want {
 		t.Errorf("got %+v, want %+v", r.ExtraInfo.InteractionKwargs, want)
 	}

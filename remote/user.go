@@ -119,6 +119,13 @@ func (s *userSession) Reply(ctx context.Context, history []dialog.Message) (stri
 	return r.Message, r.End, nil
 }
 
+// ResumeAt makes the session continue an episode whose first asks
+// requests (the opening, when the session asked for it, and each reply)
+// another session made, on another replica: each request is seeded by
+// its number, so the next one is the request the first session would
+// have sent.
+func (s *userSession) ResumeAt(asks int) { s.turn = int64(asks) }
+
 // EndReason reports why the session ended, for the rollout.
 func (s *userSession) EndReason() dialog.EndReason { return s.reason }
 

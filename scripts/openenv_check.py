@@ -4,14 +4,21 @@
 Usage: openenv_check.py CALIBRL_BINARY
 
 Plays episodes through serve's OpenEnv interface as OpenEnv's own client
-does it (meta-pytorch/OpenEnv at 685de41: src/openenv/core/env_client.py
-and generic_client.py): a WebSocket to BASE/ws, one session per
-connection, {"type": "reset"|"step"|"state"|"close", "data": {...}} sent,
-{"type": "observation"|"state"|"error", "data": {...}} read back, a
-StepResult read from data's observation, reward and done. The agent's
-turns are those `calibrl eval --episodes-out` logged; each episode must
-come back with the same user turns and environment notes, and with the
-reward eval reported. Then the HTTP routes (/reset, /step, /state,
+does it (huggingface/OpenEnv at 385de5e, June 2026; the repository moved
+from meta-pytorch/OpenEnv, whose 685de41 an earlier version followed:
+src/openenv/core/env_client.py and generic_client.py): a WebSocket to
+BASE/ws, one session per connection, {"type": "reset"|"step"|"state"|
+"close", "data": {...}} sent, {"type": "observation"|"state"|"error",
+"data": {...}} read back, a StepResult read from data's observation,
+reward and done. reset(**kwargs) sends its keyword arguments as data,
+json.dumps'd: env_server/types.py's ResetRequest has seed (a Python int,
+written as a JSON number of any size) and episode_id (a string of at
+most 255 characters), which every client may send. The agent's turns
+are those `calibrl eval --episodes-out` logged; each episode is reset
+with its logged seed as the number eval wrote and an episode_id, and
+must come back with the same user turns and environment notes, and with
+the reward eval reported. A step without the action's required message
+is refused naming it. Then the HTTP routes (/reset, /step, /state,
 /schema, /health), and --openenv-sessions: parallel sessions up to the
 cap, CAPACITY_REACHED past it.
 
@@ -232,23 +239,50 @@ def main():
               "GET /schema: action, observation and state schemas")
 
         # Agents whose episodes end both ways, so equal rewards mean something.
+        played = equal = big = 0
         for task, agent in [("mathchat:easy", "scripted:sloppy"), ("docedit:easy", "scripted:careful"), ("mathchat", "scripted:guesser")]:
             out = os.path.join(tmp, task.replace(":", "_") + agent.replace(":", "_") + ".jsonl")
             ev = json.loads(subprocess.run(
-                [binary, "eval", "--task", task, "--agent", agent, "--user", "human", "-n", "6",
+                [binary, "eval", "--task", task, "--agent", agent, "--user", "human", "-n", "8",
                  "--seed", "5", "--max-turns", "6", "--episodes-out", out, "--json"],
                 check=True, capture_output=True, text=True).stdout)
             eps = [json.loads(line) for line in open(out)]
-            kw = lambda ep: {"task": task, "split": ep["split"], "seed": 5, "index": ep["index"], "user": "human", "max_turns": 6}
+            # Odd episodes by eval's seed and index, even ones by the
+            # episode's own seed as eval logged it: a JSON number, most
+            # above 2^53, which json.loads reads as an exact int and
+            # json.dumps writes back as the same number.
+            def kw(ep):
+                k = {"task": task, "split": ep["split"], "index": ep["index"], "user": "human", "max_turns": 6, "episode_id": f"check/{ep['id']}"}
+                if ep["index"] % 2:
+                    k["seed"] = 5
+                else:
+                    k["episode_seed"] = ep["seed"]
+                return k
+
             env = EnvClient(base)
             rewards = []
             for ep in eps:
-                got = play(ep, lambda: env.reset(**kw(ep)), lambda _id, a: env.step(a))
+                big += ep["index"] % 2 == 0 and ep["seed"] > 2**53
+                try:
+                    got = play(ep, lambda: env.reset(**kw(ep)), lambda _id, a: env.step(a))
+                except RuntimeError as e:
+                    got = str(e)
                 check(got == ep["reward"], f"{task} {ep['id']} over /ws: reward {got}, eval's {ep['reward']}")
+                played, equal = played + 1, equal + (got == ep["reward"])
                 rewards.append(got if isinstance(got, (int, float)) else float("nan"))
-                st = env.state()
-                check(st["step_count"] == ep["turns"] and st["done"] and st["reward"] == ep["reward"],
-                      f"{task} {ep['id']}: state step_count {st['step_count']}, done {st['done']}, reward {st['reward']}")
+                try:
+                    st = env.state()
+                except RuntimeError as e:
+                    check(False, f"{task} {ep['id']}: state: {e}")
+                    continue
+                check(st.get("step_count") == ep["turns"] and st.get("done") and st.get("reward") == ep["reward"] and st.get("client_episode_id") == f"check/{ep['id']}",
+                      f"{task} {ep['id']}: state step_count {st.get('step_count')}, done {st.get('done')}, reward {st.get('reward')}, client_episode_id {st.get('client_episode_id')}")
+            try:
+                env.reset(task=task, seed=5)
+                env.step({})
+                check(False, "a step without message was played")
+            except RuntimeError as e:
+                check("message" in str(e) and "VALIDATION_ERROR" in str(e), f"a step without message: {e}")
             env.close()
             mean = sum(rewards) / len(rewards)
             check(abs(mean - ev["reward"]) < 1e-9, f"{task} {agent}: mean reward over /ws {mean:.4f}, eval's {ev['reward']:.4f}")
@@ -265,6 +299,9 @@ def main():
 
             got = play(eps[0], http_reset, http_step)
             check(got == eps[0]["reward"], f"{task} {eps[0]['id']} over HTTP /reset and /step: reward {got}, eval's {eps[0]['reward']}")
+
+        check(big >= 6, f"{big} episodes reset by a logged seed above 2^53 sent as a JSON number")
+        print(f"rewards equal to calibrl eval's over /ws: {equal} of {played} episodes")
 
         # Parallel sessions up to --openenv-sessions; one more is refused.
         clients = [EnvClient(base) for _ in range(sessions)]

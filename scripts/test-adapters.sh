@@ -12,3 +12,6 @@ python3 adapters/test_adapters.py "$tmp/calibrl"
 # verl 0.8 and later: the agent loop, its stand-in, and two replicas with
 # one killed mid-run.
 python3 adapters/test_verl_agent_loop.py "$tmp/calibrl" --kill 60
+# docs/scale.md's steps 1, 2, 5-8 as written, rows trained against the
+# simulator the page serves: no row may be refused.
+python3 adapters/test_scale_path.py "$tmp/calibrl"

@@ -32,6 +32,11 @@ type episodeKey struct {
 	Sample   int    `json:"n"`
 	Seed     Seed   `json:"e"`
 	MaxTurns int    `json:"m"`
+	// Given: the episode opened with the client's opening
+	// (CreateRequest.Opening), which a recovery reads from the client's
+	// messages. Left out when false, so ids of episodes the user opened
+	// are those earlier versions wrote.
+	Given bool `json:"g,omitempty"`
 	// Nonce tells apart episodes created with the same fields (a client
 	// may open the same instance twice); its value plays no part.
 	Nonce string `json:"r"`
@@ -148,8 +153,8 @@ func (s *Server) check(k episodeKey) *keyError {
 // from the episode's seed, so the replay gives the same replies (and the
 // recovery checks that it does). A remote:MODEL user is another service's
 // model: its seed is a request, not a guarantee, and a replay would send
-// every past turn to it again; its episodes live on the replica that
-// opened them (sticky routing, docs/serve.md).
+// every past turn to it again; its episodes are rebuilt from the user's
+// messages the client sends instead (fromMessages).
 func replayable(user string) bool {
 	kind, _, _ := strings.Cut(user, ":")
 	return kind != "remote"

@@ -36,7 +36,21 @@ type CreateRequest struct {
 	Sample      int    `json:"sample,omitempty"`
 	EpisodeSeed *Seed  `json:"episode_seed,omitempty"`
 	MaxTurns    int    `json:"max_turns,omitempty"`
+	// Opening and LoggedUser are an exported row's
+	// (export.InteractionKwargs): the user's opening its prompt ends with,
+	// which the trainer's agent reads, and the user who said it. When
+	// LoggedUser names another user than User (rows logged against the
+	// human proxy, trained against a simulator), the episode opens with
+	// Opening and User continues from it: the agent and the user read the
+	// same conversation. Otherwise User opens as always, and an opening
+	// other than Opening is refused with its cause (openingMismatch).
+	Opening    *string `json:"opening,omitempty"`
+	LoggedUser string  `json:"logged_user,omitempty"`
 }
+
+// codeOpeningMismatch: the user opens the episode otherwise than the
+// row the client holds, though the row names no other user.
+const codeOpeningMismatch = "opening_mismatch"
 
 // MaxExactJSONInt is the largest integer every JSON parser reads exactly:
 // JavaScript and jq read numbers as doubles, which hold integers up to
@@ -213,9 +227,19 @@ func (s *Server) create(ctx context.Context, req CreateRequest) (*episode, *repl
 	if req.EpisodeSeed != nil {
 		k.Seed = *req.EpisodeSeed
 	}
-	e, rerr := s.openCharged(ctx, k)
+	var given *string
+	if req.Opening != nil && req.LoggedUser != "" && req.LoggedUser != k.User {
+		k.Given, given = true, req.Opening
+	}
+	e, rerr := s.openCharged(ctx, k, given)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if req.Opening != nil && !k.Given {
+		if rerr := openingMismatch(k, req.LoggedUser, *req.Opening, e.live.Ep.Messages[0].Content); rerr != nil {
+			s.dropUnstored(e)
+			return nil, rerr
+		}
 	}
 	held, err := s.store.add(e)
 	if err != nil {
@@ -230,13 +254,33 @@ func (s *Server) create(ctx context.Context, req CreateRequest) (*episode, *repl
 	return e, nil
 }
 
+// openingMismatch refuses an episode whose user opened it otherwise than
+// the client's row (opening, logged by loggedUser, "" when the row does
+// not say), naming the cause the row allows.
+func openingMismatch(k episodeKey, loggedUser, opening, got string) *replyError {
+	if opening == got {
+		return nil
+	}
+	what := fmt.Sprintf("the row's opening %.60q is not what user %s says opening episode %s/%s/%d (seed %d): %.60q", opening, k.User, k.Task, k.Split, k.Index, uint64(k.Seed), got)
+	cause := "the row was logged with this same user, so this server plays other data or another calibrl version than the one that logged it: serve the row's calibrl version with the same --data"
+	if loggedUser == "" {
+		cause = "the row does not say which user it was logged with (an older export): if it was another user than " + k.User + ", export it again with this calibrl (its rows carry logged_user, and the episode then opens with the row's opening); if it was " + k.User + ", this server plays other data or another calibrl version than the one that logged it"
+	}
+	return &replyError{http.StatusConflict, errConflict, codeOpeningMismatch, "opening", what + ": " + cause}
+}
+
 // open begins the episode k names and has the user open it: the one way
 // an episode starts, for a create request and for a recovery alike, so a
-// recovered episode is the created one. k has passed check. The episode
-// uses its cached environment until it is dropped: the store drops the
-// episodes it held, and whoever does not store one drops it
-// (dropUnstored).
-func (s *Server) open(ctx context.Context, k episodeKey) (*episode, *replyError) {
+// recovered episode is the created one. k has passed check. When opening
+// is not nil the episode opens with it instead (k.Given: a row's opening,
+// logged with another user; or the opening a client's messages hold, to
+// rebuild an episode whose user cannot be replayed): a scripted user is
+// walked through its own opening, its words discarded, so its state is
+// that of a user who opened (as rollout.Resume walks one); a model-backed
+// user reads everything from the conversation. The episode uses its
+// cached environment until it is dropped: the store drops the episodes it
+// held, and whoever does not store one drops it (dropUnstored).
+func (s *Server) open(ctx context.Context, k episodeKey, opening *string) (*episode, *replyError) {
 	env, u, err := s.envs.get(k.Task, k.User)
 	if errors.Is(err, errEnvsFull) {
 		return nil, &replyError{http.StatusTooManyRequests, errCapacity, "environments_exceeded", "task", fmt.Sprintf(
@@ -263,12 +307,27 @@ func (s *Server) open(ctx context.Context, k episodeKey) (*episode, *replyError)
 		ID: k.id(), Task: k.Task, Split: k.Split, User: k.User, Agent: "serve", MaxTurns: k.MaxTurns,
 		Seed: uint64(k.Seed), Index: k.Index, Sample: k.Sample, Oracle: *oracle, View: *view,
 	}, nil, u, rollout.Rules{Env: dialog.EnvironmentOf(t)})}
-	if err := e.live.Open(ctx); err != nil {
+	if err := openWith(ctx, e.live, u, opening); err != nil {
 		s.dropUnstored(e)
 		s.log.Warn("user open failed", "task", k.Task, "user", k.User, "err", err)
 		return nil, &replyError{status: http.StatusBadGateway, typ: errServer, message: "user could not open the conversation: " + err.Error()}
 	}
 	return e, nil
+}
+
+// openWith has the user open l, or records opening as the user's first
+// message when it is not nil (open).
+func openWith(ctx context.Context, l *rollout.Live, u dialog.User, opening *string) error {
+	if opening == nil {
+		return l.Open(ctx)
+	}
+	if _, batch := u.(dialog.BatchUser); !batch {
+		if _, err := l.User.Open(ctx); err != nil {
+			return err
+		}
+	}
+	l.Opened(*opening)
+	return nil
 }
 
 // dropUnstored drops an episode the store never took.
@@ -281,8 +340,8 @@ func (s *Server) dropUnstored(e *episode) {
 // openCharged opens the episode k names (open) and charges what it holds
 // to the server's byte bound, for a create and a recovery alike: a full
 // server drops it again and answers 429.
-func (s *Server) openCharged(ctx context.Context, k episodeKey) (*episode, *replyError) {
-	e, rerr := s.open(ctx, k)
+func (s *Server) openCharged(ctx context.Context, k episodeKey, opening *string) (*episode, *replyError) {
+	e, rerr := s.open(ctx, k, opening)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -343,7 +402,7 @@ func (s *Server) turn(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var rerr *replyError
-		if e, rerr = s.recoverEpisode(r.Context(), id); rerr != nil {
+		if e, rerr = s.recoverEpisode(r.Context(), id, h); rerr != nil {
 			rerr.write(w)
 			return
 		}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,22 +33,62 @@ var openEnvSchema []byte
 
 // OpenEnvReset is a reset's data: the episode API's CreateRequest, with
 // OpenEnv's seed optional (a reset without one takes the server's next
-// seed in turn, reported in the observation and the state).
+// seed in turn, reported in the observation and the state) and OpenEnv's
+// own episode_id. Seeds are OpenEnvSeed: OpenEnv's ResetRequest types the
+// seed a Python int, which its client writes as a JSON number of any size.
 type OpenEnvReset struct {
-	Task        string `json:"task"`
-	Split       string `json:"split,omitempty"`
-	Seed        *Seed  `json:"seed,omitempty"`
-	User        string `json:"user,omitempty"`
-	Index       *int   `json:"index,omitempty"`
-	Sample      int    `json:"sample,omitempty"`
-	EpisodeSeed *Seed  `json:"episode_seed,omitempty"`
-	MaxTurns    int    `json:"max_turns,omitempty"`
+	Task        string       `json:"task"`
+	Split       string       `json:"split,omitempty"`
+	Seed        *OpenEnvSeed `json:"seed,omitempty"`
+	User        string       `json:"user,omitempty"`
+	Index       *int         `json:"index,omitempty"`
+	Sample      int          `json:"sample,omitempty"`
+	EpisodeSeed *OpenEnvSeed `json:"episode_seed,omitempty"`
+	MaxTurns    int          `json:"max_turns,omitempty"`
+	// EpisodeID is OpenEnv's "custom episode identifier" (ResetRequest,
+	// at most MaxOpenEnvEpisodeIDLen characters). It does not name the
+	// stored episode (whose id carries what rebuilds it, recover.go): it
+	// is echoed as the observation's and the state's client_episode_id.
+	EpisodeID *string `json:"episode_id,omitempty"`
+}
+
+// MaxOpenEnvEpisodeIDLen bounds a reset's episode_id, as OpenEnv's
+// ResetRequest does (max_length 255).
+const MaxOpenEnvEpisodeIDLen = 255
+
+// OpenEnvSeed is a seed as OpenEnv's clients send it: a JSON number (any
+// uint64: Python's json writes a big int exactly, and `calibrl eval`
+// logs episode seeds as numbers) or a decimal string. The episode API's
+// Seed refuses numbers above 2^53 − 1 because its clients (verl's
+// parquet reader, JavaScript) may have rounded them already; OpenEnv's
+// reset is typed an int, so a number there is taken as written.
+type OpenEnvSeed uint64
+
+// UnmarshalJSON reads a string or any non-negative integer up to 2^64 − 1.
+func (s *OpenEnvSeed) UnmarshalJSON(b []byte) error {
+	text := strings.TrimSpace(string(b))
+	if strings.HasPrefix(text, `"`) {
+		var v Seed
+		if err := v.UnmarshalJSON(b); err != nil {
+			return err
+		}
+		*s = OpenEnvSeed(v)
+		return nil
+	}
+	v, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return fmt.Errorf("seed %s: want an integer from 0 to 2^64 - 1, as a number or a decimal string", text)
+	}
+	*s = OpenEnvSeed(v)
+	return nil
 }
 
 // OpenEnvAction is a step's action: the agent's message. Metadata is
 // OpenEnv's Action field, accepted and not read.
 type OpenEnvAction struct {
-	Message  string         `json:"message"`
+	// Message is required (/schema says so): a pointer tells a step
+	// without one from an empty message.
+	Message  *string        `json:"message"`
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
@@ -58,21 +100,23 @@ type OpenEnvAction struct {
 // each only when there is one. Reply, Note and ReplyNote are the same
 // texts by name.
 type OpenEnvObservation struct {
-	EpisodeID    string             `json:"episode_id"`
-	Task         string             `json:"task"`
-	EpisodeSeed  Seed               `json:"episode_seed"`
-	Instructions string             `json:"instructions,omitempty"`
-	Draft        string             `json:"draft,omitempty"`
-	Messages     []dialog.Message   `json:"messages"`
-	Reply        string             `json:"reply"`
-	Note         string             `json:"note,omitempty"`
-	ReplyNote    string             `json:"reply_note,omitempty"`
-	Turn         int                `json:"turn"`
-	MaxTurns     int                `json:"max_turns"`
-	End          dialog.EndReason   `json:"end,omitempty"`
-	Success      bool               `json:"success"`
-	Outcome      string             `json:"outcome,omitempty"`
-	Metrics      map[string]float64 `json:"metrics,omitempty"`
+	EpisodeID string `json:"episode_id"`
+	// ClientEpisodeID is the episode_id the reset was given, if any.
+	ClientEpisodeID string             `json:"client_episode_id,omitempty"`
+	Task            string             `json:"task"`
+	EpisodeSeed     Seed               `json:"episode_seed"`
+	Instructions    string             `json:"instructions,omitempty"`
+	Draft           string             `json:"draft,omitempty"`
+	Messages        []dialog.Message   `json:"messages"`
+	Reply           string             `json:"reply"`
+	Note            string             `json:"note,omitempty"`
+	ReplyNote       string             `json:"reply_note,omitempty"`
+	Turn            int                `json:"turn"`
+	MaxTurns        int                `json:"max_turns"`
+	End             dialog.EndReason   `json:"end,omitempty"`
+	Success         bool               `json:"success"`
+	Outcome         string             `json:"outcome,omitempty"`
+	Metrics         map[string]float64 `json:"metrics,omitempty"`
 }
 
 // OpenEnvResult is OpenEnv's StepResult on the wire: the reward is null on
@@ -87,8 +131,9 @@ type OpenEnvResult struct {
 // OpenEnvState is OpenEnv's State (episode_id, step_count) with the
 // episode's transcript.
 type OpenEnvState struct {
-	EpisodeID string `json:"episode_id"`
-	StepCount int    `json:"step_count"`
+	EpisodeID       string `json:"episode_id"`
+	ClientEpisodeID string `json:"client_episode_id,omitempty"`
+	StepCount       int    `json:"step_count"`
 	Transcript
 }
 
@@ -133,19 +178,27 @@ func (s *Server) openEnvReset(ctx context.Context, raw []byte) (*episode, OpenEn
 	var req OpenEnvReset
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if err := strictJSON(raw, &req); err != nil {
-			return nil, OpenEnvResult{}, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: "reset: " + err.Error() + " (fields: task, split, seed, user, index, sample, episode_seed, max_turns)"}
+			return nil, OpenEnvResult{}, &replyError{status: http.StatusBadRequest, typ: errInvalid, message: "reset: " + err.Error() + " (fields: task, split, seed, user, index, sample, episode_seed, max_turns, episode_id)"}
 		}
+	}
+	if req.EpisodeID != nil && len(*req.EpisodeID) > MaxOpenEnvEpisodeIDLen {
+		return nil, OpenEnvResult{}, &replyError{status: http.StatusUnprocessableEntity, typ: errInvalid, param: "episode_id", message: fmt.Sprintf("reset: episode_id is %d characters: OpenEnv allows at most %d", len(*req.EpisodeID), MaxOpenEnvEpisodeIDLen)}
 	}
 	if req.Task == "" {
 		req.Task = s.cfg.OpenEnvTask
 	}
 	seed := Seed(s.openenv.seeds.Add(1) - 1)
 	if req.Seed != nil {
-		seed = *req.Seed
+		seed = Seed(*req.Seed)
+	}
+	var episodeSeed *Seed
+	if req.EpisodeSeed != nil {
+		v := Seed(*req.EpisodeSeed)
+		episodeSeed = &v
 	}
 	e, f := s.create(ctx, CreateRequest{
 		Task: req.Task, Split: req.Split, Seed: seed, User: req.User, Index: req.Index,
-		Sample: req.Sample, EpisodeSeed: req.EpisodeSeed, MaxTurns: req.MaxTurns,
+		Sample: req.Sample, EpisodeSeed: episodeSeed, MaxTurns: req.MaxTurns,
 	})
 	if f != nil {
 		return nil, OpenEnvResult{}, f
@@ -153,8 +206,11 @@ func (s *Server) openEnvReset(ctx context.Context, raw []byte) (*episode, OpenEn
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ep := &e.live.Ep
+	if req.EpisodeID != nil {
+		e.clientID = *req.EpisodeID
+	}
 	obs := OpenEnvObservation{
-		EpisodeID: e.id, Task: ep.Task, EpisodeSeed: Seed(ep.Seed), Instructions: ep.View.Instructions, Draft: ep.View.Draft,
+		EpisodeID: e.id, ClientEpisodeID: e.clientID, Task: ep.Task, EpisodeSeed: Seed(ep.Seed), Instructions: ep.View.Instructions, Draft: ep.View.Draft,
 		Messages: append([]dialog.Message{{Role: dialog.RoleSystem, Content: ep.View.System()}}, ep.Messages...),
 		MaxTurns: ep.MaxTurns,
 	}
@@ -172,23 +228,26 @@ func (s *Server) openEnvStep(ctx context.Context, e *episode, raw []byte) (OpenE
 	if err := strictJSON(raw, &act); err != nil {
 		return OpenEnvResult{}, &replyError{status: http.StatusUnprocessableEntity, typ: errInvalid, param: "action", message: "action: " + err.Error() + ` (want {"message": TEXT})`}
 	}
+	if act.Message == nil {
+		return OpenEnvResult{}, &replyError{status: http.StatusUnprocessableEntity, typ: errInvalid, param: "message", message: `action: the required field "message" is missing (want {"message": TEXT}; /schema lists it as required)`}
+	}
 	e.mu.Lock()
 	before := len(e.live.Ep.Messages)
-	resp, f := s.play(ctx, e, act.Message)
+	resp, f := s.play(ctx, e, *act.Message)
 	var added []dialog.Message
 	for _, m := range e.live.Ep.Messages[min(before, len(e.live.Ep.Messages)):] {
 		if m.Role != dialog.RoleAssistant {
 			added = append(added, m)
 		}
 	}
-	task, seed := e.live.Ep.Task, e.live.Ep.Seed
+	task, seed, clientID := e.live.Ep.Task, e.live.Ep.Seed, e.clientID
 	e.mu.Unlock()
 	if f != nil {
 		return OpenEnvResult{}, f
 	}
 	reward := resp.Reward
 	return OpenEnvResult{Reward: &reward, Done: resp.Done, Observation: OpenEnvObservation{
-		EpisodeID: e.id, Task: task, EpisodeSeed: Seed(seed), Messages: added,
+		EpisodeID: e.id, ClientEpisodeID: clientID, Task: task, EpisodeSeed: Seed(seed), Messages: added,
 		Reply: resp.Reply, Note: resp.Note, ReplyNote: resp.ReplyNote,
 		Turn: resp.Info.Turn, MaxTurns: resp.Info.MaxTurns, End: resp.Info.End,
 		Success: resp.Info.Success, Outcome: resp.Info.Outcome, Metrics: resp.Info.Metrics,
@@ -197,7 +256,10 @@ func (s *Server) openEnvStep(ctx context.Context, e *episode, raw []byte) (OpenE
 
 func openEnvState(e *episode) OpenEnvState {
 	t := e.transcript()
-	return OpenEnvState{EpisodeID: t.ID, StepCount: t.Turns, Transcript: t}
+	e.mu.Lock()
+	client := e.clientID
+	e.mu.Unlock()
+	return OpenEnvState{EpisodeID: t.ID, ClientEpisodeID: client, StepCount: t.Turns, Transcript: t}
 }
 
 // strictJSON reads one JSON object into v, refusing unknown fields.

@@ -110,17 +110,22 @@ const (
 	// codeNotHeld: this replica does not hold the episode; send the turn
 	// again with messages and it is rebuilt.
 	codeNotHeld = "episode_not_held"
-	// codeNotRecoverable: the episode's user cannot be replayed (a remote
-	// model); its turns must go to the replica that opened it.
+	// codeNotRecoverable: the episode is not held here and the turn's
+	// messages cannot rebuild it: its user cannot be replayed (a remote
+	// model) or it opened with the client's opening, and messages holds no
+	// user messages; send them.
 	codeNotRecoverable = "episode_not_recoverable"
 	// codeMismatch: the replay does not give the conversation the client
 	// sent.
 	codeMismatch = "history_mismatch"
 )
 
-// recoverEpisode opens the episode id names again, at its first turn, and
-// stores it (or returns the copy another request stored meanwhile).
-func (s *Server) recoverEpisode(ctx context.Context, id string) (*episode, *replyError) {
+// recoverEpisode opens the episode id names again from the client's
+// conversation h and stores it (or returns the copy another request
+// stored meanwhile): at its first turn, for catchUp to replay, when its
+// user can be replayed; at the conversation's last turn, rebuilt from h
+// (fromMessages), when it cannot.
+func (s *Server) recoverEpisode(ctx context.Context, id string, h history) (*episode, *replyError) {
 	k, err := parseEpisodeID(id)
 	if err != nil {
 		return nil, &replyError{http.StatusNotFound, errNotFound, "", "", fmt.Sprintf("no episode %q (unknown, expired or deleted)", id)}
@@ -128,10 +133,19 @@ func (s *Server) recoverEpisode(ctx context.Context, id string) (*episode, *repl
 	if ke := s.check(k); ke != nil {
 		return nil, &replyError{http.StatusBadRequest, errInvalid, "", "", fmt.Sprintf("episode %s cannot be opened on this replica: %s (serve every replica with the same flags)", id, ke.Message)}
 	}
-	if !replayable(k.User) {
-		return nil, &replyError{http.StatusNotFound, errNotFound, codeNotRecoverable, "", fmt.Sprintf("episode %s is not held here and its user %s is a remote model, whose replies a replay cannot reproduce: route every turn of an episode to the replica that opened it (by episode id)", id, k.User)}
+	var e *episode
+	var rerr *replyError
+	switch {
+	case !replayable(k.User):
+		e, rerr = s.fromMessages(ctx, k, h)
+	case k.Given:
+		if len(h.users) == 0 {
+			return nil, &replyError{http.StatusNotFound, errNotFound, codeNotRecoverable, "messages", fmt.Sprintf("episode %s is not held here and opened with the client's opening: send messages with the user's messages (the opening first) and it is rebuilt", id)}
+		}
+		e, rerr = s.openCharged(ctx, k, &h.users[0])
+	default:
+		e, rerr = s.openCharged(ctx, k, nil)
 	}
-	e, rerr := s.openCharged(ctx, k)
 	if rerr != nil {
 		return nil, rerr
 	}
@@ -149,13 +163,100 @@ func (s *Server) recoverEpisode(ctx context.Context, id string) (*episode, *repl
 	return held, nil
 }
 
+// resumer is a user session that can continue an episode another
+// replica began: its next request is the one the first session would
+// have made after asks requests (remote.User's sessions seed each request
+// by its number).
+type resumer interface {
+	ResumeAt(asks int)
+}
+
+// fromMessages rebuilds the episode k names from the client's
+// conversation h, for a user whose replies a replay cannot reproduce (a
+// remote model): the user's opening and replies are the client's, the
+// environment's notes are the environment's own (a pure function of the
+// conversation), and the user's session continues as the first one
+// would have (resumer). The client is the trainer holding the episode's
+// token: it has the user's words from the server that said them.
+func (s *Server) fromMessages(ctx context.Context, k episodeKey, h history) (*episode, *replyError) {
+	if len(h.users) == 0 {
+		return nil, &replyError{http.StatusNotFound, errNotFound, codeNotRecoverable, "messages", fmt.Sprintf(
+			"episode %s is not held here and its user %s is a remote model, whose replies a replay cannot reproduce: send messages with the user's messages (the opening and each reply), from which it is rebuilt", k.id(), k.User)}
+	}
+	e, rerr := s.openCharged(ctx, k, &h.users[0])
+	if rerr != nil {
+		return nil, rerr
+	}
+	env := dialog.EnvironmentOf(e.task)
+	for i, text := range h.turns {
+		if e.live.Done() {
+			s.dropUnstored(e)
+			return nil, &replyError{http.StatusConflict, errConflict, codeMismatch, "messages", fmt.Sprintf("messages has %d agent turns before message, but episode %s ends after turn %d (%s)", len(h.turns), k.id(), i, e.live.Ep.End)}
+		}
+		note := e.live.Said(text)
+		e.live.Heard(replyIn(env, &e.live.Ep, note, h.users[i+1]), false)
+	}
+	asks := len(h.turns)
+	if !k.Given {
+		asks++ // the user's session asked for the opening too
+	}
+	if r, ok := e.live.User.(resumer); ok {
+		r.ResumeAt(asks)
+	}
+	s.bytes.settle(e, messageBytes(e.live.Ep.Messages))
+	return e, nil
+}
+
+// replyIn is the user's reply in u, a user message as a client holds it:
+// the reply alone, or with the environment's notes around it joined to it
+// by a blank line (the note on the agent's turn before, the note on the
+// reply after: one message for a trainer that takes one string back, as
+// turn_text in adapters/calibrl_client.py writes it). ep ends with the
+// agent's turn and note, its note on it ("" for none).
+func replyIn(env dialog.Environment, ep *dialog.Episode, note, u string) string {
+	if note != "" {
+		u = strings.TrimPrefix(u, note+"\n\n")
+	}
+	if env == nil {
+		return u
+	}
+	for p := strings.LastIndex(u, "\n\n"); p >= 0; p = strings.LastIndex(u[:p], "\n\n") {
+		msgs := append(slices.Clip(ep.Messages), dialog.Message{Role: dialog.RoleUser, Content: u[:p]})
+		if env.Respond(&ep.View, msgs) == u[p+2:] {
+			return u[:p]
+		}
+	}
+	return u
+}
+
 // catchUp brings e, whose lock the caller holds, to the client's
 // conversation h: it plays the agent turns e has not seen, starting over
 // when e's turns are not a prefix of h's, then checks the user's side.
+// An episode whose user cannot be replayed is rebuilt from h instead
+// (fromMessages) when its turns are not h's.
 func (s *Server) catchUp(ctx context.Context, e *episode, h history) (replayed int, _ *replyError) {
 	held := agentTurns(e.live.Ep.Messages)
+	if !replayable(e.key.User) {
+		if slices.Equal(held, h.turns) {
+			return 0, nil
+		}
+		fresh, rerr := s.fromMessages(ctx, e.key, h)
+		if rerr != nil {
+			return 0, rerr
+		}
+		e.task, e.live = fresh.task, fresh.live
+		s.dropUnstored(fresh)
+		e.live.Ep.ID = e.id
+		e.closed.Store(false)
+		s.replayed.Add(int64(len(h.turns)))
+		return len(h.turns), nil
+	}
 	if len(held) > len(h.turns) || !slices.Equal(held, h.turns[:len(held)]) {
-		fresh, rerr := s.open(ctx, e.key)
+		var opening *string
+		if e.key.Given {
+			opening = &e.live.Ep.Messages[0].Content
+		}
+		fresh, rerr := s.open(ctx, e.key, opening)
 		if rerr != nil {
 			return 0, rerr
 		}

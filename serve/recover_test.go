@@ -215,19 +215,19 @@ func TestRecoveryRefusesWhatItCannotReplay(t *testing.T) {
 		}
 	}
 
-	// A remote user's episode is served where it was opened, and refused
-	// with its own code elsewhere.
+	// A remote user's episode is rebuilt elsewhere from the user's messages
+	// the client sends, and refused with its own code when it sends none.
 	if st := call(t, c, "POST", a.URL+"/v1/episodes", "", CreateRequest{Task: "mathchat", User: "remote:gpt-x", Index: &idx, Seed: 7}, &cr); st != http.StatusCreated {
 		t.Fatalf("create remote: %d", st)
 	}
+	e.Error = apiError{}
+	if st := call(t, c, "POST", b.URL+"/v1/episodes/"+cr.ID+"/turns", "", TurnRequest{Message: "hello", Messages: []HistoryMessage{{Role: "system", Content: "be brief"}}}, &e); st != 404 || e.Error.Code != codeNotRecoverable || !strings.Contains(e.Error.Message, "user's messages") {
+		t.Errorf("remote user on another replica without user messages: got %d %+v, want 404 %s asking for them", st, e.Error, codeNotRecoverable)
+	}
 	hist := []HistoryMessage{{Role: "user", Content: cr.Observation.Messages[0].Content}}
 	var r TurnResponse
-	if st := call(t, c, "POST", a.URL+"/v1/episodes/"+cr.ID+"/turns", "", TurnRequest{Message: "hello", Messages: hist}, &r); st != http.StatusOK {
-		t.Errorf("remote user on its own replica: got %d", st)
-	}
-	e.Error = apiError{}
-	if st := call(t, c, "POST", b.URL+"/v1/episodes/"+cr.ID+"/turns", "", TurnRequest{Message: "hello", Messages: hist}, &e); st != 404 || e.Error.Code != codeNotRecoverable || !strings.Contains(e.Error.Message, "replica that opened it") {
-		t.Errorf("remote user on another replica: got %d %+v, want 404 %s naming sticky routing", st, e.Error, codeNotRecoverable)
+	if st := call(t, c, "POST", b.URL+"/v1/episodes/"+cr.ID+"/turns", "", TurnRequest{Message: "hello", Messages: hist}, &r); st != http.StatusOK {
+		t.Errorf("remote user on another replica with the opening: got %d, want it rebuilt", st)
 	}
 
 	// A replica serving other users refuses the episode rather than

@@ -27,6 +27,8 @@ type episode struct {
 	mu   sync.Mutex
 	task task.Task
 	live *rollout.Live
+	// clientID is the episode_id an OpenEnv reset gave (guarded by mu).
+	clientID string
 
 	// env is the cached environment the episode plays in; the store's
 	// drop hook releases it, and the episode's bytes, once.

@@ -146,3 +146,21 @@ func TestExportedDataIsPortable(t *testing.T) {
 		t.Errorf("the episode log holds the data's path %s", hostA)
 	}
 }
+
+// eval -n larger than a data file's split is refused before anything is
+// played, naming both numbers; -n that fits plays.
+func TestEvalRefusesMoreProblemsThanTheDataHolds(t *testing.T) {
+	gsm, _ := filepath.Abs("../../task/testdata/gsm8k")
+	out := filepath.Join(t.TempDir(), "eps.jsonl")
+	_, err := run(t, "eval", "--task", "mathchat", "--data", gsm, "--agent", "scripted:careful", "-n", "30", "--episodes-out", out)
+	if err == nil || !strings.Contains(err.Error(), "-n 30") || !strings.Contains(err.Error(), "holds 3 problems") {
+		t.Fatalf("eval -n 30 on 3 test problems: got %v, want a refusal naming 30 and 3", err)
+	}
+	if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+		t.Fatalf("the refused run wrote %s (%v): it played before refusing", out, serr)
+	}
+	mustRun(t, "eval", "--task", "mathchat", "--data", gsm, "--agent", "scripted:careful", "-n", "3", "--json")
+	if _, err := run(t, "eval", "--task", "mathchat", "--data", gsm, "-n", "1", "--slice", "validation"); err == nil || !strings.Contains(err.Error(), "from problem 20000") {
+		t.Fatalf("eval --slice validation on 3 test problems: got %v, want a refusal naming the slice's start", err)
+	}
+}

@@ -68,6 +68,9 @@ only with settings already fixed.`,
 			if err != nil {
 				return err
 			}
+			if err := checkProblems(t, ef.task, ef.split, slice.Start, ef.n); err != nil {
+				return err
+			}
 			a, err := spec.Agent(t, agent)
 			if err != nil {
 				return err
@@ -253,4 +256,28 @@ func joinCounts(m map[string]int) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// problemCounter is a task whose splits hold a known number of problems
+// (mathchat on a data file): mathchat.Task.Problems.
+type problemCounter interface {
+	Problems(split string) (n int, ok bool)
+}
+
+// checkProblems refuses, before anything is played, a run of n problems
+// from start that a finite split cannot hold: the run would otherwise
+// abort partway, when the problems ran out.
+func checkProblems(t task.Task, name, split string, start, n int) error {
+	c, ok := t.(problemCounter)
+	if !ok {
+		return nil
+	}
+	have, finite := c.Problems(split)
+	if !finite || start+n <= have {
+		return nil
+	}
+	if start > 0 {
+		return fmt.Errorf("-n %d from problem %d: the %s split of %s holds %d problems: ask for at most %d", n, start, split, name, have, max(0, have-start))
+	}
+	return fmt.Errorf("-n %d: the %s split of %s holds %d problems: ask for at most %d", n, split, name, have, have)
 }

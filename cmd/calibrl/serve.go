@@ -69,8 +69,8 @@ endpoints (--remote-config / --remote-url).
 Several replicas may serve one trainer, and a replica may restart: a turn
 that carries the conversation so far ("messages", verl's message list) is
 answered by any replica, which rebuilds the episode from its id by replaying
-the agent's turns; remote:MODEL users' episodes need sticky routing by
-episode id (docs/serve.md). Run every replica with the same flags.
+the agent's turns (a remote:MODEL user's from the user's messages the
+client sends: docs/serve.md). Run every replica with the same flags.
 
 Binding beyond loopback requires a bearer token, read from the environment
 variable --token-env names. SIGINT/SIGTERM stop accepting and let turns in

@@ -121,6 +121,17 @@ func loadGSM8KDir(dir string) (*gsm8kSet, error) {
 	return set, nil
 }
 
+// Problems reports how many problems split holds when the task plays a
+// data file (GSM8K), so that a caller can refuse a run that asks for more
+// before it plays any; ok is false for generated problems, which have no
+// end.
+func (t *Task) Problems(split string) (n int, ok bool) {
+	if t.gsm == nil {
+		return 0, false
+	}
+	return len(t.gsm.splits[split]), true
+}
+
 // ErrIndex reports an instance index past the end of a data file.
 var ErrIndex = errors.New("mathchat: instance index out of range")
 

@@ -1,0 +1,250 @@
+"""docs/scale.md followed as written, with the trainers' stand-ins.
+
+Plain python3, no packages. The page's shell steps 1, 2, 5, 6 and 7 are
+read from docs/scale.md itself and run as written, with only what the
+page says to replace replaced (hosts, the token) and the sizes cut down
+(-n); steps 3 and 4 (the simulator's SFT and vLLM on a GPU) are stood in
+by an OpenAI-compatible endpoint serving `calibrl-sim` (it answers in the
+simulator's reply format, by the request's seed and conversation). Step
+8 trains against the user the page names (`remote:calibrl-sim`, read from
+its TRL snippet and its CALIBRL_USER) through each adapter, driven by its
+trainer's stand-in (conformance_trl.py, conformance_openrlhf.py) on the
+rows step 7 exported: rows collected against the human proxy.
+
+Every row must open (0 refused), the agent must read the opening the
+simulator continued from, and every rollout must end with the server's
+reward.
+
+    python3 adapters/test_scale_path.py CALIBRL_BINARY [--adapters DIR] [--rows N]
+"""
+
+import argparse
+import asyncio
+import hashlib
+import http.server
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def sim_endpoint():
+    """calibrl-sim behind an OpenAI-compatible /v1/chat/completions: the
+    reply is a function of the request's seed and messages, in the
+    simulator's format ({"message", "end", "satisfied"}); it ends the
+    conversation when the agent states an answer."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            msgs = req["messages"]
+            last = msgs[-1]["content"] if msgs else ""
+            h = hashlib.sha256(json.dumps([req.get("seed"), msgs]).encode()).hexdigest()[:6]
+            if "The answer is" in last:
+                out = {"message": "Thanks, that settles it.", "end": True, "satisfied": True}
+            else:
+                out = {"message": f"I am not sure which number you need ({h}).", "end": False, "satisfied": False}
+            body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": req["model"],
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(out)}, "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def steps(page):
+    """The shell commands of each numbered step: {"1": [cmd, ...], ...},
+    continuation lines joined, comments left out."""
+    out, step = {}, None
+    for block in re.split(r"^## ", page, flags=re.M)[1:]:
+        m = re.match(r"(\d+)[a-z]?\. ", block)
+        if not m:
+            continue
+        step = m.group(1)
+        for code in re.findall(r"```sh\n(.*?)```", block, re.S):
+            cmds = [c.strip() for c in code.replace("\\\n", " ").splitlines() if c.strip() and not c.strip().startswith("#")]
+            out.setdefault(step, []).extend(cmds)
+    return out
+
+
+def sized(cmd, n):
+    """A step's command cut to n episodes."""
+    return re.sub(r"(^|\s)-n \d+", rf"\1-n {n}", cmd)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--adapters", default=HERE)
+    ap.add_argument("--rows", type=int, default=10, help="rows step 7 collects and step 8 trains on")
+    args = ap.parse_args()
+    binary, adapters = os.path.abspath(args.binary), os.path.abspath(args.adapters)
+    sys.path[:0] = [adapters, HERE]
+    import conformance_openrlhf as co
+    import conformance_trl as ct
+
+    co.install()
+    page = open(os.path.join(ROOT, "docs", "scale.md")).read()
+    st = steps(page)
+    failures = []
+
+    def check(cond, what):
+        if not cond:
+            failures.append(what)
+            print("FAIL:", what)
+        return cond
+
+    tmp = tempfile.mkdtemp(prefix="calibrl-scale-")
+    sim = sim_endpoint()
+    gpu_host = f"127.0.0.1:{sim.server_address[1]}"
+    port = free_port()
+    token = "scale-path-token"
+    env = dict(os.environ, CALIBRL_TOKEN=token, OPENAI_BASE_URL=f"http://{gpu_host}/v1")
+    env.pop("CALIBRL_REMOTE_CONFIG", None)
+    server = None
+    try:
+        def run(cmd, n):
+            cmd = sized(cmd, n).replace("GPU_HOST:8000", gpu_host).replace("0.0.0.0:8080", f"127.0.0.1:{port}")
+            argv = shlex.split(cmd)
+            if argv[0] != "calibrl":
+                return None
+            argv[0] = binary
+            return argv
+
+        for step, n in (("1", 8), ("2", None), ("5", 4), ("7", args.rows)):
+            for cmd in st.get(step, []):
+                if cmd.startswith("export ") and "CALIBRL_TOKEN=$(" in cmd:
+                    continue
+                if cmd.startswith("export OPENAI_BASE_URL"):
+                    continue
+                argv = run(cmd, n if n is not None else 1)
+                check(argv is not None, f"step {step}: {cmd!r} is not a calibrl command")
+                r = subprocess.run(argv, cwd=tmp, env=env, capture_output=True, text=True, timeout=600)
+                check(r.returncode == 0, f"step {step}: {' '.join(argv[1:])}: exit {r.returncode}: {r.stderr[-400:]}")
+        for f in ("logs.jsonl", "sim_sft.jsonl", "rl_logs.jsonl", "train.parquet", "val.parquet"):
+            check(os.path.exists(os.path.join(tmp, f)), f"the steps did not write {f}")
+        # The stand-ins read rows as JSON: the rows of step 7's parquet,
+        # exported again from the same logs.
+        rows_path = os.path.join(tmp, "train.jsonl")
+        subprocess.run([binary, "export", "--logs", os.path.join(tmp, "rl_logs.jsonl"), "--kind", "prompts", "--out", rows_path], check=True, capture_output=True)
+        rows = [json.loads(line) for line in open(rows_path)]
+        check(len(rows) == args.rows, f"step 7 exported {len(rows)} rows, want {args.rows}")
+
+        # Step 6: the service, as written.
+        serve = [run(c, 1) for c in st.get("6", []) if c.startswith("calibrl serve")]
+        check(len(serve) == 1, f"step 6 has {len(serve)} serve commands")
+        server = subprocess.Popen(serve[0], env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "serve.log"), "w"))
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(url + "/healthz", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.05)
+
+        # Step 8: the user the page trains against.
+        trl_user = re.search(r'CalibrlEnv\(base_url="[^"]*", user="([^"]+)"\)', page)
+        orl_user = re.search(r"^## 8c.*?CALIBRL_USER=(\S+)", page, re.S | re.M)
+        check(trl_user and orl_user, "scale.md's step 8 names no training user")
+        trl_user, orl_user = trl_user.group(1), orl_user.group(1)
+        os.environ.update(CALIBRL_TOKEN=token, CALIBRL_URL=url, CALIBRL_USER=orl_user)
+        import calibrl_trl
+
+        refused = {"trl 1.8": 0, "trl 0.29": 0, "openrlhf": 0}
+        played = dict.fromkeys(refused, 0)
+
+        def policy_turn(k):
+            return "Which numbers do you have?" if k == 0 else "The answer is 4."
+
+        # TRL: one pooled trainer per version, rows in batches of 4.
+        for version in ("1.8", "0.29"):
+            cls = calibrl_trl.CalibrlEnv if version == "1.8" else calibrl_trl.LegacyCalibrlEnv
+            funcs = [] if version == "1.8" else [calibrl_trl.reward]
+            trainer = ct.Trainer(lambda: cls(base_url=url, user=trl_user), version, funcs)
+
+            def model(messages, tools):
+                k = sum(1 for m in messages if m["role"] == "tool")
+                if k < 2:
+                    return {"content": "", "tool_calls": [ct.tool_call("reply", {"message": policy_turn(k)})]}
+                return {"content": "Done."}
+
+            for b in range(0, len(rows), 4):
+                batch = rows[b:b + 4]
+                try:
+                    convs, rewards = trainer.step(batch, model)
+                except Exception as e:  # a refused row: the trainer stops
+                    refused[f"trl {version}"] += len(batch)
+                    print(f"trl {version} rows {b}..{b + len(batch) - 1} refused: {type(e).__name__}: {e}")
+                    continue
+                for row, conv, reward in zip(batch, convs, rewards):
+                    played[f"trl {version}"] += 1
+                    check(conv[1]["content"] == row["prompt"][-1]["content"], f"trl {version}: the agent reads {conv[1]['content'][:60]!r}, not the row's opening")
+                    check(reward == 1.0 or reward == 0.0, f"trl {version}: reward {reward}")
+
+        # OpenRLHF: the module loaded by path, rows by prompt and label.
+        module = co.load_agent_module(os.path.join(adapters, "calibrl_openrlhf.py"))
+        executor = co.load_agent_executor(module)
+        tok = co.ChatMLTokenizer()
+        for row in rows:
+            prompt, label = co.preprocess_data(row, "prompt", "label", tok)
+            k = [0]
+
+            def model(text):
+                k[0] += 1
+                return policy_turn(k[0] - 1) + "<|im_end|>"
+
+            try:
+                outs = asyncio.run(co.generate_responses(executor, prompt, label, co.SamplingParams(), 1 << 16, tok, co.Engine(model, tok), 2))
+            except Exception as e:
+                refused["openrlhf"] += 1
+                print(f"openrlhf row {row['extra_info']['index']} refused: {type(e).__name__}: {e}")
+                continue
+            for out in outs:
+                played["openrlhf"] += 1
+                check(co.parse_chatml(out["observation_text"])[1]["content"] == row["prompt"][-1]["content"], "openrlhf: the rollout does not start from the row's opening")
+        with urllib.request.urlopen(url + "/healthz") as r:
+            left = json.load(r)["episodes"]
+        check(left == 0, f"{left} episodes left on the server after training")
+        for name in refused:
+            print(f"scale path, {name} against {trl_user if name.startswith('trl') else orl_user}: {refused[name]} of {args.rows} rows refused, {played[name]} rollouts played")
+            check(refused[name] == 0, f"{name}: {refused[name]} rows refused")
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(30)
+        sim.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} failures")
+        sys.exit(1)
+    print("ok: docs/scale.md's steps 1, 2, 5-8 ran as written and no row was refused")
+
+
+if __name__ == "__main__":
+    main()
