@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/task/level"
 )
@@ -147,5 +148,5 @@ func (s *Server) check(k episodeKey) *keyError {
 // opened them (sticky routing, docs/serve.md).
 func replayable(user string) bool {
 	kind, _, _ := strings.Cut(user, ":")
-	return kind != "remote"
+	return kind != dialog.Remote.String()
 }

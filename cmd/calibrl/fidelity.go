@@ -106,7 +106,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 			if !ok {
 				return fmt.Errorf("task %s cannot be probed", taskName)
 			}
-			human, err := spec.User(t, "human")
+			human, err := t.User(dialog.Human)
 			if err != nil {
 				return err
 			}

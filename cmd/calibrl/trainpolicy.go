@@ -193,7 +193,7 @@ resumable (run the same command again after an interruption).`,
 				if err != nil {
 					return err
 				}
-				human, err := t.User("human")
+				human, err := t.User(dialog.Human)
 				if err != nil {
 					return err
 				}
