@@ -211,7 +211,7 @@ func TestStaticRewardsChecked(t *testing.T) {
 		if rw, _ := r.staticReward(ArmStatic); rw != r.staticRewards()[0] {
 			t.Errorf("%v: static trains %s", c.rewards, rw)
 		}
-		if got := r.withStaticArms(rlArms); len(got) != len(rlArms)+len(c.arms)-1 || got[0] != ArmStatic || got[len(c.arms)] != ArmNaive {
+		if got := r.rlArms(); len(got) != len(rlArms)+len(c.arms)-1 || got[0] != ArmStatic || got[len(c.arms)] != ArmNaive {
 			t.Errorf("%v: RL arms %v", c.rewards, got)
 		}
 	}
