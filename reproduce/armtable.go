@@ -83,7 +83,7 @@ type budget struct {
 
 // The partners.
 var (
-	partnerNaive = partner{name: "naive", user: func(r *run) (dialog.User, error) { return r.t.User(dialog.Naive) }}
+	partnerNaive = partner{name: dialog.Naive.String(), user: func(r *run) (dialog.User, error) { return r.t.User(dialog.Naive) }}
 	// partnerCalibrated is the simulator fitted to the logs (Phase I).
 	partnerCalibrated = partner{name: "calibrated", user: (*run).calibratedSim}
 	// partnerOracle is the human proxy itself: the privileged upper

@@ -65,7 +65,7 @@ func (r *run) decodings() []decoding {
 // temperature of the grid and writes its sweep.
 func (r *run) tune(arm string, k int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		human, err := r.t.User("human")
+		human, err := r.t.User(dialog.Human)
 		if err != nil {
 			return err
 		}
@@ -79,7 +79,7 @@ func (r *run) tune(arm string, k int) func(context.Context) error {
 			g := tempGen(temp)
 			agent := &chatlm.Agent{Model: policy, Gen: g, Tool: dialog.ToolOf(r.t)}
 			eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: slice.Start, Instances: res.Episodes,
-				Seed: slice.Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: "human", CountTokens: policy.CountTokens})
+				Seed: slice.Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: dialog.Human.String(), CountTokens: policy.CountTokens})
 			if err != nil {
 				return err
 			}

@@ -64,7 +64,7 @@ func evalFile(d decoding, arm string, k int) string {
 // pair up; sampled agents draw from the same per-episode streams.
 func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		human, err := r.t.User("human")
+		human, err := r.t.User(dialog.Human)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		}
 		agent := &chatlm.Agent{Model: policy, Gen: gen, Tool: tool}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: r.slice().Start, Instances: r.cfg.Preset.EvalEpisodes,
-			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
+			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: dialog.Human.String(),
 			CountTokens: policy.CountTokens})
 		if err != nil {
 			return err

@@ -91,7 +91,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		}
 		humanFrom := evalFile(sampled, arm, k) + ".episodes.jsonl"
 		humanEps, err := dialog.LoadEpisodes(r.f.Path(humanFrom))
-		if err != nil || pairing(humanEps, rc, "human") != nil {
+		if err != nil || pairing(humanEps, rc, dialog.Human.String()) != nil {
 			// No usable evaluation (removed, or played under other
 			// settings): play the human side here.
 			humanFrom = file + ".human.episodes.jsonl"
@@ -99,7 +99,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 				return err
 			}
 		}
-		rc.UserName = "learned"
+		rc.UserName = dialog.Learned.String()
 		simEps, err := rollout.Run(ctx, r.t, agent, sim, rc)
 		if err != nil {
 			return err
@@ -120,11 +120,11 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 // playHuman plays agent against the human proxy on rc's problems and
 // saves the conversations to path before returning them.
 func (r *run) playHuman(ctx context.Context, agent dialog.Agent, rc rollout.Config, path string) ([]dialog.Episode, error) {
-	human, err := r.t.User("human")
+	human, err := r.t.User(dialog.Human)
 	if err != nil {
 		return nil, err
 	}
-	rc.UserName = "human"
+	rc.UserName = dialog.Human.String()
 	eps, err := rollout.Run(ctx, r.t, agent, human, rc)
 	if err != nil {
 		return nil, err

@@ -153,7 +153,7 @@ func (r *run) grpoAgainst(ctx context.Context, from, sim string, cfg train.RLCon
 	if err != nil {
 		return err
 	}
-	human, err := r.t.User("human")
+	human, err := r.t.User(dialog.Human)
 	if err != nil {
 		return err
 	}
@@ -236,13 +236,13 @@ func (r *run) measureGap(g gapRun) func(context.Context) error {
 			if humanEps, err = dialog.LoadEpisodes(g.humanFile); err != nil {
 				return err
 			}
-			if err := pairing(humanEps, rc, "human"); err != nil {
+			if err := pairing(humanEps, rc, dialog.Human.String()); err != nil {
 				return fmt.Errorf("%s: %w", g.humanFile, err)
 			}
 		} else if humanEps, err = r.playHuman(ctx, agent, rc, g.humanFile); err != nil {
 			return err
 		}
-		rc.UserName = "learned"
+		rc.UserName = dialog.Learned.String()
 		simEps, err := rollout.Run(ctx, r.t, agent, su, rc)
 		if err != nil {
 			return err
