@@ -190,16 +190,3 @@ func (r *run) temperatureSection(w io.Writer) error {
 
 // repeatCell is n cells of a markdown table's separator row.
 func repeatCell(n int) string { return strings.Repeat(" --- |", n) }
-
-// gridAsJSON is the grid as a manifest read back holds it (nil when the
-// run tunes none), so that the two compare as printed.
-func gridAsJSON(grid []float64) any {
-	if len(grid) == 0 {
-		return nil
-	}
-	out := make([]any, len(grid))
-	for i, t := range grid {
-		out[i] = t
-	}
-	return out
-}

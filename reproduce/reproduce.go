@@ -48,7 +48,6 @@
 package reproduce
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -472,122 +471,6 @@ func checkRecalibration(cfg Config) error {
 		return fmt.Errorf("reproduce: recalibration in %d round has no re-fit, so its control (%s) has nothing to match: want at least 2 rounds", n, ArmRefitControl)
 	}
 	return nil
-}
-
-// recalibrationAsJSON is the recalibration budget as the manifest holds it
-// once read back (numbers as float64), so that a resume compares like
-// with like.
-func recalibrationAsJSON(c preset.Recalibration) map[string]any {
-	return map[string]any{"rounds": float64(c.Rounds), "gap_episodes": float64(c.GapEpisodes),
-		"human_episodes": float64(c.HumanEpisodes), "replay_logs": float64(c.ReplayLogs), "refit_steps": float64(c.SFT.Steps)}
-}
-
-func (r *run) manifest() error {
-	var old runfolder.Manifest
-	if err := r.f.ReadJSON("manifest.json", &old); err == nil {
-		if old.Seed != r.cfg.Seed {
-			return fmt.Errorf("reproduce: %s was started with seed %d, not %d: use another --out", r.cfg.Out, old.Seed, r.cfg.Seed)
-		}
-		c, ok := old.Config.(map[string]any)
-		if ok && (c["task"] != r.cfg.Task || c["preset"] != r.cfg.Preset.Name) {
-			return fmt.Errorf("reproduce: %s holds a %v/%v run, not %s/%s: use another --out", r.cfg.Out, c["task"], c["preset"], r.cfg.Task, r.cfg.Preset.Name)
-		}
-		if n, has := c["rl_seeds"]; ok && !has {
-			return fmt.Errorf("reproduce: %s was made before arms had several RL seeds (checkpoints/ARM, not checkpoints/ARM/seed-K): use another --out", r.cfg.Out)
-		} else if ok && n != float64(r.seeds()) {
-			return fmt.Errorf("reproduce: %s was started with %v RL seeds, not %d: use another --out", r.cfg.Out, n, r.seeds())
-		}
-		if sl, _ := c["eval_slice"].(string); ok && cmp.Or(sl, eval.TestSlice.Name) != r.slice().Name {
-			return fmt.Errorf("reproduce: %s was evaluated on the %s slice, not %s: use another --out", r.cfg.Out, cmp.Or(sl, eval.TestSlice.Name), r.slice().Name)
-		}
-		if rl, _ := c["rl"].(map[string]any); ok && rl["Iterations"] != float64(r.rlConfig(0).Iterations) {
-			return fmt.Errorf("reproduce: %s was started with %v RL iterations, not %d (--rl-iterations): use another --out", r.cfg.Out, rl["Iterations"], r.rlConfig(0).Iterations)
-		}
-		if n, _ := c["curves"].(float64); ok && int(n) != r.cfg.Curves {
-			return fmt.Errorf("reproduce: %s was started with %d curve problems, not %d (--curves; 0: none): use another --out", r.cfg.Out, int(n), r.cfg.Curves)
-		}
-		if g := fmt.Sprint(c["tune_grid"]); ok && g != fmt.Sprint(gridAsJSON(r.cfg.TuneGrid)) {
-			return fmt.Errorf("reproduce: %s was started with the temperature grid %v, not %v: use another --out", r.cfg.Out, c["tune_grid"], r.cfg.TuneGrid)
-		}
-		if ok {
-			// A folder from before several static rewards holds one
-			// reward here, or none for the outcome.
-			oldRewards, _ := c["static_reward"].(string)
-			oldFill, _ := c["static_fill"].(float64)
-			rewards := r.staticRewardsName()
-			if cmp.Or(oldRewards, train.StaticOutcome) != rewards || int(oldFill) != r.cfg.StaticFill {
-				return fmt.Errorf("reproduce: %s was started with static reward %s and fill %d, not %s and %d: use another --out",
-					r.cfg.Out, cmp.Or(oldRewards, train.StaticOutcome), int(oldFill), rewards, r.cfg.StaticFill)
-			}
-			if oldPrompts, _ := c["static_prompts"].(float64); int(oldPrompts) != r.cfg.StaticPrompts {
-				return fmt.Errorf("reproduce: %s was started with %d static prompts per iteration, not %d (0: the preset's): use another --out",
-					r.cfg.Out, int(oldPrompts), r.cfg.StaticPrompts)
-			}
-			if oldTokens, _ := c["static_tokens"].(float64); int(oldTokens) != r.cfg.StaticTokens {
-				return fmt.Errorf("reproduce: %s was started with %d static gradient tokens per iteration, not %d (0: a count of groups): use another --out",
-					r.cfg.Out, int(oldTokens), r.cfg.StaticTokens)
-			}
-		}
-		if old, has := c["recalibration"]; ok && has && r.cfg.Recalibrate && fmt.Sprint(old) != fmt.Sprint(recalibrationAsJSON(r.cfg.Preset.Recalibration)) {
-			// A folder from before this record holds none: its rounds were
-			// the preset's.
-			return fmt.Errorf("reproduce: %s was started with the recalibration budget %v, not %v: use another --out", r.cfg.Out, old, recalibrationAsJSON(r.cfg.Preset.Recalibration))
-		}
-		if _, has := c["filtered_bc"]; ok && has != r.cfg.FilteredBC {
-			return fmt.Errorf("reproduce: %s was started %s the filtered-BC arm: use another --out", r.cfg.Out, map[bool]string{true: "with", false: "without"}[has])
-		}
-		if _, has := c["eval_decodings"]; ok && !has {
-			// Its eval/ holds greedy evaluations, which this version reads
-			// as sampled ones.
-			return fmt.Errorf("reproduce: %s was made before evaluations were sampled at the RL temperature (its eval/ is greedy): use another --out", r.cfg.Out)
-		}
-		return nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	// The trainer configs as RL seed index 0 trains with them (other RL
-	// seeds differ in Seed alone), and the base policy and the simulator
-	// when the run fits its own.
-	config := map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.rlConfig(0),
-		"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT.Config(r.cfg.Seed), "sim_sft": r.cfg.Preset.SimSFT.Config(r.cfg.Seed),
-		"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
-		"rl_seeds": r.seeds(), "eval_decodings": decodingNames()}
-	if r.slice() != eval.TestSlice {
-		config["eval_slice"] = r.slice().Name // the test slice, as before slices, goes unsaid
-	}
-	if rewards := r.staticRewardsName(); rewards != train.StaticOutcome || r.cfg.StaticFill != 0 {
-		config["static_reward"], config["static_fill"] = rewards, r.cfg.StaticFill // the defaults, as before, go unsaid
-	}
-	if r.cfg.StaticPrompts > 0 {
-		config["static_prompts"] = r.cfg.StaticPrompts
-	}
-	if r.cfg.StaticTokens > 0 {
-		config["static_tokens"] = r.cfg.StaticTokens
-	}
-	if r.cfg.Recalibrate {
-		config["recalibration"] = recalibrationAsJSON(r.cfg.Preset.Recalibration)
-	}
-	if r.cfg.RLIterations > 0 {
-		config["rl_iterations"] = r.cfg.RLIterations // "rl" holds them too; the preset's go unsaid
-	}
-	if r.cfg.Curves > 0 {
-		config["curves"] = r.cfg.Curves
-	}
-	if len(r.cfg.TuneGrid) > 0 {
-		config["tune_grid"], config["tune_episodes"] = r.cfg.TuneGrid, r.tuneEpisodes()
-	}
-	if r.cfg.FilteredBC {
-		config["filtered_bc"] = r.cfg.Preset.FilteredBC.Config(r.cfg.Seed)
-	}
-	return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: config})
-}
-
-func decodingNames() []string {
-	names := make([]string, len(decodings))
-	for i, d := range decodings {
-		names[i] = d.name
-	}
-	return names
 }
 
 // ckpt is the base policy's or the simulator's checkpoint folder, which

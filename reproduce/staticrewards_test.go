@@ -127,7 +127,7 @@ func TestBothStaticRewards(t *testing.T) {
 		t.Error("the manifest does not record both static rewards")
 	}
 	cfg.StaticRewards = []string{train.StaticOutcome}
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), cfg.Out+" was started with static reward outcome,continuation and fill 0, not outcome and 0") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), cfg.Out+" was started with static_reward outcome,continuation, not outcome (--static-reward)") {
 		t.Errorf("resumed with the outcome reward alone: %v", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestOldFolderHasTheOutcomeStaticReward(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{train.StaticOutcome}, ""},
-		{[]string{train.StaticOutcome, train.StaticContinuation}, cfg.Out + " was started with static reward outcome and fill 0, not outcome,continuation and 0: use another --out"},
+		{[]string{train.StaticOutcome, train.StaticContinuation}, cfg.Out + " was started with static_reward outcome, not outcome,continuation (--static-reward): use another --out"},
 		{[]string{train.StaticContinuation}, "static reward outcome and fill 0, not continuation and 0"},
 	} {
 		c2 := cfg
