@@ -110,7 +110,7 @@ func TestFilteredBCArm(t *testing.T) {
 		t.Error("no SFT records of filtered-bc's second seed")
 	}
 	cfg.FilteredBC = false
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with the filtered-BC arm") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with filtered_bc true, not false (--filtered-bc)") {
 		t.Errorf("resumed without the arm: %v", err)
 	}
 }
