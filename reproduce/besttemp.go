@@ -36,12 +36,7 @@ type tuneResult struct {
 }
 
 // tuneFile is where a policy's sweep goes, without the extension.
-func tuneFile(arm string, k int) string {
-	if arm == ArmBase {
-		return filepath.Join("tune", ArmBase)
-	}
-	return filepath.Join("tune", seedName(arm, k))
-}
+func tuneFile(arm string, k int) string { return filepath.Join("tune", policyName(arm, k)) }
 
 // tuneEpisodes is the validation episodes per temperature: the config's,
 // or the evaluation's size up to 200.
@@ -174,11 +169,7 @@ func (r *run) temperatureSection(w io.Writer) error {
 		if err := r.f.ReadJSON(tuneFile(arm, k)+".json", &res); err != nil {
 			return err
 		}
-		name := arm
-		if arm != ArmBase {
-			name = seedName(arm, k)
-		}
-		fmt.Fprintf(w, "| %s | %g |", name, res.Chosen)
+		fmt.Fprintf(w, "| %s | %g |", policyName(arm, k), res.Chosen)
 		for _, s := range res.Success {
 			fmt.Fprintf(w, " %.3f |", s)
 		}

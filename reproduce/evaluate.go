@@ -51,12 +51,7 @@ func (r *run) gen(d decoding) chatlm.GenConfig {
 // calculator): how much of its success the tool carries.
 const baseNoTool = "base-without-tool"
 
-func evalFile(d decoding, arm string, k int) string {
-	if arm == ArmBase || arm == baseNoTool {
-		return d.dir + "/" + arm
-	}
-	return d.dir + "/" + seedName(arm, k)
-}
+func evalFile(d decoding, arm string, k int) string { return d.dir + "/" + policyName(arm, k) }
 
 // evaluate plays an arm's seed index k against the human proxy on the
 // held-out split under decoding d. Every arm and seed plays the same
@@ -76,10 +71,7 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		if err != nil {
 			return err
 		}
-		name := arm
-		if arm != ArmBase && arm != baseNoTool {
-			name = seedName(arm, k)
-		}
+		name := policyName(arm, k)
 		gen := r.gen(d)
 		if d == best {
 			temp, err := r.chosenTemperature(ckpt, k)

@@ -105,6 +105,25 @@ func RLSeed(seed uint64, k int) uint64 {
 // index k: "static/seed-0".
 func seedName(arm string, k int) string { return fmt.Sprintf("%s/seed-%d", arm, k) }
 
+// policyName is the name of arm's seed index k in folders, stages and
+// records: the seedName of a trained arm; the arm's own name for the base
+// (and the base without its tool), which no RL seed trains.
+func policyName(arm string, k int) string {
+	if arm == ArmBase || arm == baseNoTool {
+		return arm
+	}
+	return seedName(arm, k)
+}
+
+// seedsOf is how many seeds arm has: one for the base, r.seeds() for a
+// trained arm.
+func (r *run) seedsOf(arm string) int {
+	if arm == ArmBase {
+		return 1
+	}
+	return r.seeds()
+}
+
 // slice is the part of the test split the evaluations play.
 func (r *run) slice() eval.Slice {
 	if r.cfg.EvalSlice == (eval.Slice{}) {
