@@ -161,7 +161,7 @@ func TestOldFolderHasTheOutcomeStaticReward(t *testing.T) {
 		{nil, ""},
 		{[]string{train.StaticOutcome}, ""},
 		{[]string{train.StaticOutcome, train.StaticContinuation}, cfg.Out + " was started with static_reward outcome, not outcome,continuation (--static-reward): use another --out"},
-		{[]string{train.StaticContinuation}, "static reward outcome and fill 0, not continuation and 0"},
+		{[]string{train.StaticContinuation}, "started with static_reward outcome, not continuation (--static-reward)"},
 	} {
 		c2 := cfg
 		c2.StaticRewards = c.rewards
