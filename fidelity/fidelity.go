@@ -235,7 +235,7 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		}
 		rc := rollout.Config{Split: cfg.Split, Instances: cfg.Instances, Seed: cfg.Seed, MaxTurns: cfg.MaxTurns,
 			AgentName: AgentSpec(name)}
-		h, err := rollout.Run(ctx, t, agent, human, withUser(rc, "human"))
+		h, err := rollout.Run(ctx, t, agent, human, withUser(rc, dialog.Human.String()))
 		if err != nil {
 			return rep, err
 		}
@@ -243,7 +243,7 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		if err != nil {
 			return rep, err
 		}
-		other := withUser(rc, "human")
+		other := withUser(rc, dialog.Human.String())
 		other.Seed = cfg.Seed ^ 0x5eed
 		f, err := rollout.Run(ctx, t, agent, human, other)
 		if err != nil {

@@ -2,6 +2,7 @@ package preset
 
 import (
 	"github.com/calibrl/calibrl/task"
+	"github.com/calibrl/calibrl/task/level"
 )
 
 // TaskSizing is what one task family sets for itself within a preset,
@@ -121,4 +122,20 @@ func (p Preset) For(taskName string) Preset {
 // level.
 func (p Preset) TaskName(name string) string {
 	return task.WithLevel(name, p.Level)
+}
+
+// TurnLimit is the agent's turn limit per episode p plays taskName with:
+// the N of an hN level, at which the horizon study plays it, else
+// p.MaxTurns, which reproduce's logs, RL and verdict play. A standalone
+// evaluation of a policy p trained defaults to it, so that it plays the
+// episodes the verdict does (studies that played the level's default of
+// 10 turns against a verdict of 6 were not comparable with it).
+func (p Preset) TurnLimit(taskName string) int {
+	n, err := task.ParseName(taskName)
+	if err == nil {
+		if l, err := level.Parse(n.Level); err == nil && l.Horizon > 0 {
+			return l.Horizon
+		}
+	}
+	return p.MaxTurns
 }

@@ -1,7 +1,8 @@
 package reproduce
 
-// The training of the arms: RL from the base against each arm's user, static
-// context RL on the logs, filtered behaviour cloning.
+// The training of the RL arms (armtable.go): GRPO from the base against
+// each arm's partner, static context RL on the logs; and the static
+// rewards, one static arm each.
 
 import (
 	"context"
@@ -15,65 +16,66 @@ import (
 	"github.com/calibrl/calibrl/train"
 )
 
-// arm trains one RL arm from the base policy with RL seed index k.
-func (r *run) arm(name string, k int) func(context.Context) error {
-	return func(ctx context.Context) error {
-		policy, _, err := chatlm.Load(r.ckpt(ArmBase))
-		if err != nil {
-			return err
-		}
-		human, err := r.t.User("human")
-		if err != nil {
-			return err
-		}
-		cfg := r.rlConfig(k)
-		out := r.armCkpt(name, k)
-		log := r.metricsLog(seedName(name, k))
-		if reward, ok := r.staticReward(name); ok {
-			logs, err := r.logs()
-			if err != nil {
-				return err
-			}
-			sim, err := spec.LearnedUser(r.t, r.ckpt("sim"))
-			if err != nil {
-				return err
-			}
-			behaviour := func(agent string) (dialog.Agent, error) { return spec.Agent(r.t, agent) }
-			res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, r.staticConfig(cfg, reward), out, log)
-			if err == nil {
-				r.trained(out, res)
-			}
-			return err
-		}
-		switch name {
-		case ArmFilteredBC:
-			return r.filteredBC(k)(ctx)
-		case ArmNaive, ArmCalibrated, ArmOracle:
-			u, err := r.trainUser(name)
-			if err != nil {
-				return err
-			}
-			res, err := train.GRPO(ctx, policy, r.t, u, human, cfg, out, log)
-			if err == nil {
-				r.trained(out, res)
-			}
-			return err
-		}
-		return fmt.Errorf("unknown arm %q", name)
-	}
+// trainArm is the stage that trains arm a's seed index k with its
+// optimizer.
+func (r *run) trainArm(a arm, k int) func(context.Context) error {
+	return func(ctx context.Context) error { return a.optimizer.train(ctx, r, a, k) }
 }
 
-// trainUser is the user an interactive arm trains against: the naive
-// simulator, the calibrated one, or the human proxy itself.
-func (r *run) trainUser(arm string) (dialog.User, error) {
-	if arm == ArmCalibrated {
-		sim, err := spec.LearnedUser(r.t, r.ckpt("sim"))
-		if err != nil {
-			return nil, err
-		}
-		return sim, nil
+// trainGRPO trains arm a's seed index k with GRPO from the base against
+// its partner, the human proxy the monitor's.
+func trainGRPO(ctx context.Context, r *run, a arm, k int) error {
+	policy, _, err := chatlm.Load(r.ckpt(ArmBase))
+	if err != nil {
+		return err
 	}
-	return spec.User(r.t, map[string]string{ArmNaive: "naive", ArmOracle: "human"}[arm])
+	human, err := r.t.User(dialog.Human)
+	if err != nil {
+		return err
+	}
+	u, err := a.partner.user(r)
+	if err != nil {
+		return err
+	}
+	cfg := r.rlConfig(k)
+	cfg.Iterations = a.budget.iterations
+	out := r.armCkpt(a.name, k)
+	res, err := train.GRPO(ctx, policy, r.t, u, human, cfg, out, r.metricsLog(seedName(a.name, k)))
+	if err == nil {
+		r.trained(out, res)
+	}
+	return err
+}
+
+// trainStatic trains arm a's seed index k with static context RL from the
+// base: single turns of the logged histories, completed by the behaviour
+// agent against the partner's simulator and scored by its reward.
+func trainStatic(ctx context.Context, r *run, a arm, k int) error {
+	policy, _, err := chatlm.Load(r.ckpt(ArmBase))
+	if err != nil {
+		return err
+	}
+	human, err := r.t.User(dialog.Human)
+	if err != nil {
+		return err
+	}
+	logs, err := r.logs()
+	if err != nil {
+		return err
+	}
+	sim, err := a.partner.user(r)
+	if err != nil {
+		return err
+	}
+	cfg := r.rlConfig(k)
+	cfg.Iterations = a.budget.iterations
+	out := r.armCkpt(a.name, k)
+	behaviour := func(agent string) (dialog.Agent, error) { return spec.Agent(r.t, agent) }
+	res, err := train.Static(ctx, policy, r.t, logs, behaviour, sim, human, r.staticConfig(cfg, a), out, r.metricsLog(seedName(a.name, k)))
+	if err == nil {
+		r.trained(out, res)
+	}
+	return err
 }
 
 // ArmStaticContinuation is static context RL with the continuation
@@ -119,47 +121,13 @@ func (r *run) staticRewards() []string {
 	return out
 }
 
-// staticArms are the run's static arms, in report order: ArmStatic trains
-// the first of staticRewards (so a run with one static reward, whichever,
-// has the one static arm it always had), ArmStatic-REWARD each other one.
-func (r *run) staticArms() []string {
-	var out []string
-	for i, rw := range r.staticRewards() {
-		if i == 0 {
-			out = append(out, ArmStatic)
-		} else {
-			out = append(out, ArmStatic+"-"+rw)
-		}
+// staticConfig is static arm a's trainer config around the RL config: its
+// partner's reward, its budget's prompts and gradient tokens.
+func (r *run) staticConfig(cfg train.RLConfig, a arm) train.StaticConfig {
+	if a.budget.prompts > 0 {
+		cfg.InstancesPerStep = a.budget.prompts
 	}
-	return out
-}
-
-// staticReward is the reward static arm trains with; false when arm is no
-// static arm of the run.
-func (r *run) staticReward(arm string) (string, bool) {
-	if i := slices.Index(r.staticArms(), arm); i >= 0 {
-		return r.staticRewards()[i], true
-	}
-	return "", false
-}
-
-// withStaticArms is arms with the run's static arms after ArmStatic's
-// first in place of it: every list of arms (report order, training,
-// evaluation, gaps) names them through it.
-func (r *run) withStaticArms(arms []string) []string {
-	i := slices.Index(arms, ArmStatic)
-	if i < 0 {
-		return arms
-	}
-	return slices.Concat(arms[:i], r.staticArms(), arms[i+1:])
-}
-
-// staticConfig is a static arm's trainer config around the RL config.
-func (r *run) staticConfig(cfg train.RLConfig, reward string) train.StaticConfig {
-	if r.cfg.StaticPrompts > 0 {
-		cfg.InstancesPerStep = r.cfg.StaticPrompts
-	}
-	return train.StaticConfig{RLConfig: cfg, Reward: reward, FillRounds: r.cfg.StaticFill, GradTokens: r.cfg.StaticTokens}
+	return train.StaticConfig{RLConfig: cfg, Reward: a.partner.staticReward, FillRounds: r.cfg.StaticFill, GradTokens: a.budget.tokens}
 }
 
 // staticRewardsName is how the manifest records the static rewards: comma

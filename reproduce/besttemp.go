@@ -36,12 +36,7 @@ type tuneResult struct {
 }
 
 // tuneFile is where a policy's sweep goes, without the extension.
-func tuneFile(arm string, k int) string {
-	if arm == ArmBase {
-		return filepath.Join("tune", ArmBase)
-	}
-	return filepath.Join("tune", seedName(arm, k))
-}
+func tuneFile(arm string, k int) string { return filepath.Join("tune", policyName(arm, k)) }
 
 // tuneEpisodes is the validation episodes per temperature: the config's,
 // or the evaluation's size up to 200.
@@ -65,7 +60,7 @@ func (r *run) decodings() []decoding {
 // temperature of the grid and writes its sweep.
 func (r *run) tune(arm string, k int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		human, err := r.t.User("human")
+		human, err := r.t.User(dialog.Human)
 		if err != nil {
 			return err
 		}
@@ -79,7 +74,7 @@ func (r *run) tune(arm string, k int) func(context.Context) error {
 			g := tempGen(temp)
 			agent := &chatlm.Agent{Model: policy, Gen: g, Tool: dialog.ToolOf(r.t)}
 			eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: slice.Start, Instances: res.Episodes,
-				Seed: slice.Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: "human", CountTokens: policy.CountTokens})
+				Seed: slice.Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: dialog.Human.String(), CountTokens: policy.CountTokens})
 			if err != nil {
 				return err
 			}
@@ -174,11 +169,7 @@ func (r *run) temperatureSection(w io.Writer) error {
 		if err := r.f.ReadJSON(tuneFile(arm, k)+".json", &res); err != nil {
 			return err
 		}
-		name := arm
-		if arm != ArmBase {
-			name = seedName(arm, k)
-		}
-		fmt.Fprintf(w, "| %s | %g |", name, res.Chosen)
+		fmt.Fprintf(w, "| %s | %g |", policyName(arm, k), res.Chosen)
 		for _, s := range res.Success {
 			fmt.Fprintf(w, " %.3f |", s)
 		}
@@ -190,16 +181,3 @@ func (r *run) temperatureSection(w io.Writer) error {
 
 // repeatCell is n cells of a markdown table's separator row.
 func repeatCell(n int) string { return strings.Repeat(" --- |", n) }
-
-// gridAsJSON is the grid as a manifest read back holds it (nil when the
-// run tunes none), so that the two compare as printed.
-func gridAsJSON(grid []float64) any {
-	if len(grid) == 0 {
-		return nil
-	}
-	out := make([]any, len(grid))
-	for i, t := range grid {
-		out[i] = t
-	}
-	return out
-}

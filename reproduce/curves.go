@@ -75,7 +75,7 @@ func (r *run) plots(rows []Row, curves map[string]curve) error {
 		return err
 	}
 	var panels []*plot.Plot
-	for _, arm := range r.withStaticArms(rlArms) {
+	for _, arm := range r.rlArms() {
 		var lines []figure.Line
 		for k := range r.seeds() {
 			c, ok := curves[seedName(arm, k)]

@@ -51,12 +51,7 @@ func (r *run) gen(d decoding) chatlm.GenConfig {
 // calculator): how much of its success the tool carries.
 const baseNoTool = "base-without-tool"
 
-func evalFile(d decoding, arm string, k int) string {
-	if arm == ArmBase || arm == baseNoTool {
-		return d.dir + "/" + arm
-	}
-	return d.dir + "/" + seedName(arm, k)
-}
+func evalFile(d decoding, arm string, k int) string { return d.dir + "/" + policyName(arm, k) }
 
 // evaluate plays an arm's seed index k against the human proxy on the
 // held-out split under decoding d. Every arm and seed plays the same
@@ -64,7 +59,7 @@ func evalFile(d decoding, arm string, k int) string {
 // pair up; sampled agents draw from the same per-episode streams.
 func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		human, err := r.t.User("human")
+		human, err := r.t.User(dialog.Human)
 		if err != nil {
 			return err
 		}
@@ -76,10 +71,7 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		if err != nil {
 			return err
 		}
-		name := arm
-		if arm != ArmBase && arm != baseNoTool {
-			name = seedName(arm, k)
-		}
+		name := policyName(arm, k)
 		gen := r.gen(d)
 		if d == best {
 			temp, err := r.chosenTemperature(ckpt, k)
@@ -90,7 +82,7 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		}
 		agent := &chatlm.Agent{Model: policy, Gen: gen, Tool: tool}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: r.slice().Start, Instances: r.cfg.Preset.EvalEpisodes,
-			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: "human",
+			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: dialog.Human.String(),
 			CountTokens: policy.CountTokens})
 		if err != nil {
 			return err

@@ -44,10 +44,7 @@ const fidelityTurns = 6
 // fidelityFile is where an arm's seed index k keeps its sim-to-real gap,
 // without the extension; also its stage name.
 func fidelityFile(arm string, k int) string {
-	if arm == ArmBase {
-		return "fidelity/" + ArmBase
-	}
-	return "fidelity/" + seedName(arm, k)
+	return "fidelity/" + policyName(arm, k)
 }
 
 // fidelityStages measure the gap of the base and of every RL arm and seed.
@@ -76,10 +73,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		name := arm
-		if arm != ArmBase {
-			name = seedName(arm, k)
-		}
+		name := policyName(arm, k)
 		// As evaluate plays: the task's tool, the sampled decoding, the
 		// evaluation's problems, user seeds and turn limit.
 		agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
@@ -91,7 +85,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 		}
 		humanFrom := evalFile(sampled, arm, k) + ".episodes.jsonl"
 		humanEps, err := dialog.LoadEpisodes(r.f.Path(humanFrom))
-		if err != nil || pairing(humanEps, rc, "human") != nil {
+		if err != nil || pairing(humanEps, rc, dialog.Human.String()) != nil {
 			// No usable evaluation (removed, or played under other
 			// settings): play the human side here.
 			humanFrom = file + ".human.episodes.jsonl"
@@ -99,7 +93,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 				return err
 			}
 		}
-		rc.UserName = "learned"
+		rc.UserName = dialog.Learned.String()
 		simEps, err := rollout.Run(ctx, r.t, agent, sim, rc)
 		if err != nil {
 			return err
@@ -120,11 +114,11 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 // playHuman plays agent against the human proxy on rc's problems and
 // saves the conversations to path before returning them.
 func (r *run) playHuman(ctx context.Context, agent dialog.Agent, rc rollout.Config, path string) ([]dialog.Episode, error) {
-	human, err := r.t.User("human")
+	human, err := r.t.User(dialog.Human)
 	if err != nil {
 		return nil, err
 	}
-	rc.UserName = "human"
+	rc.UserName = dialog.Human.String()
 	eps, err := rollout.Run(ctx, r.t, agent, human, rc)
 	if err != nil {
 		return nil, err
@@ -202,11 +196,7 @@ func (r *run) simToRealSection(w io.Writer) error {
 	var rows []armGap
 	for _, arm := range append([]string{ArmBase}, r.trainedArms()...) {
 		row := armGap{arm: arm}
-		n := r.seeds()
-		if arm == ArmBase {
-			n = 1
-		}
-		for k := range n {
+		for k := range r.seedsOf(arm) {
 			file := fidelityFile(arm, k)
 			var g SimToReal
 			if err := r.f.ReadJSON(file+".json", &g); err != nil {

@@ -2,7 +2,6 @@ package reproduce
 
 import (
 	"context"
-	"slices"
 
 	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/sft"
@@ -17,34 +16,25 @@ import (
 // trains with Config.FilteredBC.
 const ArmFilteredBC = "filtered-bc"
 
-// trainedArms are the arms trained from the base once per RL seed: the RL
-// arms (each static reward's), then filtered BC when the run trains it.
-func (r *run) trainedArms() []string {
-	arms := r.withStaticArms(rlArms)
-	if !r.cfg.FilteredBC {
-		return arms
-	}
-	return append(slices.Clone(arms), ArmFilteredBC)
-}
-
-// filteredBC fine-tunes the base on the solved logged conversations.
-func (r *run) filteredBC(k int) func(context.Context) error {
-	return func(ctx context.Context) error {
-		all, err := r.logs()
-		if err != nil {
-			return err
-		}
-		p := &prep{f: r.f, preset: r.cfg.Preset, seed: RLSeed(r.cfg.Seed, k), tasks: []logSet{{t: r.t}}}
-		if r.cfg.Shared != "" {
-			p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
-		}
-		sc, err := p.sftConfig(r.cfg.Preset.Policy, r.cfg.Preset.FilteredBC, false)
-		if err != nil {
-			return err
-		}
-		sc.From = r.ckpt(ArmBase)
-		r.cfg.Log.Info("reproduce: filtered BC", "seed", k, "conversations", len(all))
-		_, err = sft.FilteredBC(ctx, all, sc, r.armCkpt(ArmFilteredBC, k), r.metricsLog(seedName(ArmFilteredBC, k)))
+// trainFilteredBC fine-tunes the base on the solved logged conversations
+// for arm a's budget of steps.
+func trainFilteredBC(ctx context.Context, r *run, a arm, k int) error {
+	all, err := r.logs()
+	if err != nil {
 		return err
 	}
+	p := &prep{f: r.f, preset: r.cfg.Preset, seed: RLSeed(r.cfg.Seed, k), tasks: []logSet{{t: r.t}}}
+	if r.cfg.Shared != "" {
+		p.f = &runfolder.Folder{Dir: r.cfg.Shared} // where its tokenizer is
+	}
+	b := r.cfg.Preset.FilteredBC
+	b.Steps = a.budget.iterations
+	sc, err := p.sftConfig(r.cfg.Preset.Policy, b, false)
+	if err != nil {
+		return err
+	}
+	sc.From = r.ckpt(ArmBase)
+	r.cfg.Log.Info("reproduce: filtered BC", "seed", k, "conversations", len(all))
+	_, err = sft.FilteredBC(ctx, all, sc, r.armCkpt(a.name, k), r.metricsLog(seedName(a.name, k)))
+	return err
 }

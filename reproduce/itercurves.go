@@ -82,7 +82,7 @@ func (r *run) iterationCurves(recs []map[string]any) (curves []armCurve, base [2
 	byStage := perStep(recs, train.MetricMonitorSampledSuccess)
 	var at0 [2]float64
 	var n0 int
-	for _, arm := range r.withStaticArms(rlArms) {
+	for _, arm := range r.rlArms() {
 		var seeds []seedReadings
 		for k := range r.seeds() {
 			var s seedReadings

@@ -123,10 +123,10 @@ func TestCurvesOfATinyRun(t *testing.T) {
 		iters, curves int
 		want          string
 	}{
-		{0, 4, "started with 4 RL iterations, not 2"},
-		{5, 4, "started with 4 RL iterations, not 5"},
-		{4, 0, "started with 4 curve problems, not 0"},
-		{4, 8, "started with 4 curve problems, not 8"},
+		{0, 4, "started with rl.Iterations 4, not 2 (--rl-iterations)"},
+		{5, 4, "started with rl.Iterations 4, not 5 (--rl-iterations)"},
+		{4, 0, "started with curves 4, not 0 (--curves"},
+		{4, 8, "started with curves 4, not 8 (--curves"},
 	} {
 		again := cfg
 		again.RLIterations, again.Curves = c.iters, c.curves

@@ -256,7 +256,7 @@ func (r *run) diagnostics(recs []map[string]any) []diagnosis {
 	byStage := perStep(recs, train.MetricReward)
 	batch := float64(r.cfg.Preset.RL.InstancesPerStep * r.cfg.Preset.RL.Group)
 	var out []diagnosis
-	for _, arm := range r.withStaticArms(rlArms) {
+	for _, arm := range r.rlArms() {
 		for k := range r.seeds() {
 			its := byStage[seedName(arm, k)]
 			if len(its) == 0 {

@@ -133,7 +133,7 @@ func TestValidationSliceRun(t *testing.T) {
 		t.Errorf("the report or the manifest does not name the slice")
 	}
 	cfg.EvalSlice = eval.TestSlice
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "evaluated on the validation slice, not test") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with eval_slice validation, not test") {
 		t.Errorf("resumed as a test-slice run: %v", err)
 	}
 }
@@ -211,7 +211,7 @@ func TestBestTemperatureDecoding(t *testing.T) {
 		t.Error("the manifest does not record the grid")
 	}
 	cfg.TuneGrid = []float64{0, 0.5, 1}
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "temperature grid") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with tune_grid [0 1], not [0 0.5 1]") {
 		t.Errorf("resumed with another grid: %v", err)
 	}
 	cfg.TuneGrid = []float64{1, 0}

@@ -124,7 +124,7 @@ func (p *prep) ckpt(name string) string { return p.f.Path("checkpoints", name) }
 // profiles.
 func (p *prep) collect(ctx context.Context) error {
 	for i, l := range p.tasks {
-		human, err := l.t.User("human")
+		human, err := l.t.User(dialog.Human)
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (p *prep) collect(ctx context.Context) error {
 		// do not depend on whether it was prepared alone or with others.
 		seed := p.seed + uint64(i)*0x9e3779b97f4a7c15
 		all, err := rollout.Share(ctx, l.t, agents, names, human, rollout.Config{Split: "train", Instances: l.episodes,
-			Seed: seed, MaxTurns: l.maxTurns, UserName: "human"})
+			Seed: seed, MaxTurns: l.maxTurns, UserName: dialog.Human.String()})
 		if err != nil {
 			return fmt.Errorf("%s: %w", l.name, err)
 		}

@@ -72,20 +72,6 @@ const (
 	humanSeed = 0x68756d616e
 )
 
-// arms are the run's arms in report order: Arms with each static reward's
-// arm, then the filtered-BC arm and the recalibrated arm with its control
-// when the run trains them.
-func (r *run) arms() []string {
-	arms := r.withStaticArms(Arms)
-	if r.cfg.FilteredBC {
-		arms = append(slices.Clone(arms), ArmFilteredBC)
-	}
-	if r.cfg.Recalibrate {
-		arms = append(slices.Clone(arms), ArmRecalibrated, ArmRefitControl)
-	}
-	return arms
-}
-
 // rounds is the round schedule: each round's RL iterations, summing to
 // the other arms' budget.
 func (r *run) rounds() []int {
@@ -127,11 +113,8 @@ func (r *run) roundSim(k, i int) string {
 }
 
 // recalibrationStages are seed index k's training stages of the
-// recalibrated arm, none when the run does not train it.
+// recalibrated arm (optRecalibratingGRPO).
 func (r *run) recalibrationStages(k int) []stage {
-	if !r.cfg.Recalibrate {
-		return nil
-	}
 	n := len(r.rounds())
 	var out []stage
 	for i := 1; i <= n; i++ {
@@ -140,21 +123,6 @@ func (r *run) recalibrationStages(k int) []stage {
 		if i < n {
 			out = append(out, stage{p + "/human", r.roundHuman(k, i)}, stage{p + "/refit", r.refit(k, i)},
 				stage{p + "/gap-refit", r.roundGap(k, i, true)})
-		}
-	}
-	return out
-}
-
-// recalibratedEvals are the recalibrated arm's and its control's
-// evaluation stages under decoding d: evaluate, as for every arm.
-func (r *run) recalibratedEvals(d decoding) []stage {
-	if !r.cfg.Recalibrate {
-		return nil
-	}
-	var out []stage
-	for _, arm := range []string{ArmRecalibrated, ArmRefitControl} {
-		for k := range r.seeds() {
-			out = append(out, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
 		}
 	}
 	return out
@@ -185,7 +153,7 @@ func (r *run) grpoAgainst(ctx context.Context, from, sim string, cfg train.RLCon
 	if err != nil {
 		return err
 	}
-	human, err := r.t.User("human")
+	human, err := r.t.User(dialog.Human)
 	if err != nil {
 		return err
 	}
@@ -268,13 +236,13 @@ func (r *run) measureGap(g gapRun) func(context.Context) error {
 			if humanEps, err = dialog.LoadEpisodes(g.humanFile); err != nil {
 				return err
 			}
-			if err := pairing(humanEps, rc, "human"); err != nil {
+			if err := pairing(humanEps, rc, dialog.Human.String()); err != nil {
 				return fmt.Errorf("%s: %w", g.humanFile, err)
 			}
 		} else if humanEps, err = r.playHuman(ctx, agent, rc, g.humanFile); err != nil {
 			return err
 		}
-		rc.UserName = "learned"
+		rc.UserName = dialog.Learned.String()
 		simEps, err := rollout.Run(ctx, r.t, agent, su, rc)
 		if err != nil {
 			return err

@@ -68,12 +68,9 @@ func (r *run) controlHuman() int {
 	return (len(r.rounds()) - 1) * r.cfg.Preset.Recalibration.HumanEpisodes
 }
 
-// controlStages are seed index k's stages of the control, none when the
-// run has no recalibrated arm.
+// controlStages are seed index k's stages of the control
+// (optRefitGRPO).
 func (r *run) controlStages(k int) []stage {
-	if !r.cfg.Recalibrate {
-		return nil
-	}
 	return []stage{
 		{controlStage(k, "human"), r.controlPlay(k)},
 		{controlStage(k, "refit"), r.controlRefit(k)},

@@ -159,11 +159,7 @@ func (r *run) summarize(d decoding) ([]Row, error) {
 func (r *run) loadEvals(d decoding) (map[string][]evaluation, error) {
 	evals := map[string][]evaluation{}
 	for _, arm := range r.arms() {
-		n := r.seeds()
-		if arm == ArmBase {
-			n = 1
-		}
-		for k := range n {
+		for k := range r.seedsOf(arm) {
 			e, err := r.loadEval(d, arm, k)
 			if err != nil {
 				return nil, err

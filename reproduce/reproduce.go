@@ -48,7 +48,6 @@
 package reproduce
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,13 +81,9 @@ const (
 	ArmRefitControl = "refit-control-interactive"
 )
 
-// Arms lists every arm in report order.
+// Arms lists the arms of a run with the default settings, in report
+// order (the run's own are its armTable's).
 var Arms = []string{ArmBase, ArmStatic, ArmNaive, ArmCalibrated, ArmOracle}
-
-// rlArms are the arms trained with RL, once per RL seed, in a run with one
-// static reward; withStaticArms puts each static reward's arm in ArmStatic's
-// place.
-var rlArms = Arms[1:]
 
 // RLSeed is the RL seed of seed index k in a run seeded with seed. Index 0
 // trains with the run's seed itself, so a one-seed run trains exactly as
@@ -109,6 +104,25 @@ func RLSeed(seed uint64, k int) uint64 {
 // seedName is the folder, stage and metrics name of an RL arm's seed
 // index k: "static/seed-0".
 func seedName(arm string, k int) string { return fmt.Sprintf("%s/seed-%d", arm, k) }
+
+// policyName is the name of arm's seed index k in folders, stages and
+// records: the seedName of a trained arm; the arm's own name for the base
+// (and the base without its tool), which no RL seed trains.
+func policyName(arm string, k int) string {
+	if arm == ArmBase || arm == baseNoTool {
+		return arm
+	}
+	return seedName(arm, k)
+}
+
+// seedsOf is how many seeds arm has: one for the base, r.seeds() for a
+// trained arm.
+func (r *run) seedsOf(arm string) int {
+	if arm == ArmBase {
+		return 1
+	}
+	return r.seeds()
+}
 
 // slice is the part of the test split the evaluations play.
 func (r *run) slice() eval.Slice {
@@ -223,21 +237,12 @@ type Config struct {
 // each seed trains four arms.
 const MaxRLSeeds = 100
 
-// Run executes (or resumes) every stage and returns the summary rows.
+// Run executes (or resumes) every stage and returns the summary rows: it
+// checks the config, opens the run folder (refusing one started with
+// other settings), plans the stages, runs those not done and writes the
+// report.
 func Run(ctx context.Context, cfg Config) ([]Row, error) {
-	if cfg.Preset.RLSeeds > MaxRLSeeds {
-		return nil, fmt.Errorf("reproduce: %d RL seeds, the limit is %d", cfg.Preset.RLSeeds, MaxRLSeeds)
-	}
-	if err := CheckStaticRewards(cfg.StaticRewards); err != nil {
-		return nil, fmt.Errorf("reproduce: %w", err)
-	}
-	if err := checkCurves(cfg); err != nil {
-		return nil, err
-	}
-	if cfg.StaticTokens < 0 || cfg.StaticTokens > 0 && cfg.StaticFill == 0 {
-		return nil, fmt.Errorf("reproduce: static gradient tokens %d: want 0, or a positive budget with fill rounds (StaticFill) to draw it", cfg.StaticTokens)
-	}
-	if err := checkRecalibration(cfg); err != nil {
+	if err := check(cfg); err != nil {
 		return nil, err
 	}
 	r, err := openRun(cfg)
@@ -245,106 +250,165 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 		return nil, err
 	}
 	defer r.f.Close()
-	cfg, t, f := r.cfg, r.t, r.f
 	if err := r.manifest(); err != nil {
 		return nil, err
 	}
-	// Stages in one group run side by side (runStages); the groups run in
-	// order, each reading only what earlier ones wrote.
-	var groups [][]stage
-	if cfg.Shared == "" {
-		p := &prep{f: f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log, progress: cfg.Progress,
-			tasks: []logSet{{t: t, name: cfg.Task, profiles: cfg.Profiles, maxTurns: cfg.Preset.MaxTurns,
-				episodes: cfg.Preset.LogEpisodes, file: "logs.jsonl"}}}
-		r.logsPath, r.shared = p.tasks[0].path(f), f.Path("checkpoints")
-		groups = p.groups()
-	} else {
-		if _, err := os.Stat(filepath.Join(cfg.Shared, "stages", "sim")); err != nil {
-			return nil, fmt.Errorf("reproduce: shared folder %s is not prepared (no stages/sim): %w", cfg.Shared, err)
-		}
-		// A dose of the naive simulator or the reward shares its task's logs.
-		r.logsPath, r.shared = filepath.Join(cfg.Shared, sharedLogsFile(task.StripDoses(cfg.Task))), filepath.Join(cfg.Shared, "checkpoints")
-		if _, err := os.Stat(r.logsPath); err != nil {
-			return nil, fmt.Errorf("reproduce: shared folder %s has no logs for %s: %w", cfg.Shared, cfg.Task, err)
-		}
+	groups, err := r.plan()
+	if err != nil {
+		return nil, err
 	}
-	// The RL arms are listed seed by seed, so that an interrupted run has
-	// whole replicates; the recalibrated arm's rounds follow one another.
+	if err := r.runPlan(ctx, groups); err != nil {
+		return nil, err
+	}
+	return r.finish()
+}
+
+// check refuses an unusable config before the run folder opens.
+func check(cfg Config) error {
+	if cfg.Preset.RLSeeds > MaxRLSeeds {
+		return fmt.Errorf("reproduce: %d RL seeds, the limit is %d", cfg.Preset.RLSeeds, MaxRLSeeds)
+	}
+	if err := CheckStaticRewards(cfg.StaticRewards); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	if err := checkCurves(cfg); err != nil {
+		return err
+	}
+	if cfg.StaticTokens < 0 || cfg.StaticTokens > 0 && cfg.StaticFill == 0 {
+		return fmt.Errorf("reproduce: static gradient tokens %d: want 0, or a positive budget with fill rounds (StaticFill) to draw it", cfg.StaticTokens)
+	}
+	return checkRecalibration(cfg)
+}
+
+// plan lists the run's stages in groups: the stages in one group run side
+// by side (runStages); the groups run in order, each reading only what
+// earlier ones wrote.
+func (r *run) plan() ([][]stage, error) {
+	groups, err := r.prepStages()
+	if err != nil {
+		return nil, err
+	}
+	// The one-stage arms are listed seed by seed, so that an interrupted
+	// run has whole replicates; the stages of an arm trained in several
+	// (the recalibrated arm's rounds) follow one another, each alone.
 	var arms []stage
 	for k := range r.seeds() {
-		for _, arm := range r.trainedArms() {
-			arms = append(arms, stage{seedName(arm, k), r.arm(arm, k)})
+		for _, a := range r.armTable() {
+			if a.optimizer.train != nil {
+				arms = append(arms, stage{seedName(a.name, k), r.trainArm(a, k)})
+			}
 		}
 	}
 	groups = append(groups, arms)
 	for k := range r.seeds() {
-		for _, s := range append(r.recalibrationStages(k), r.controlStages(k)...) {
-			groups = append(groups, []stage{s})
+		for _, a := range r.stagedArms() {
+			for _, s := range a.optimizer.stages(r, k) {
+				groups = append(groups, []stage{s})
+			}
 		}
 	}
-	if err := checkTuneGrid(cfg.TuneGrid); err != nil {
+	if err := checkTuneGrid(r.cfg.TuneGrid); err != nil {
 		return nil, err
 	}
-	for _, arm := range r.staticArms() {
-		reward, _ := r.staticReward(arm)
-		if err := r.staticConfig(r.rlConfig(0), reward).Validate(); err != nil {
-			return nil, fmt.Errorf("reproduce: the %s arm: %w", arm, err)
-		}
-	}
-	if len(cfg.TuneGrid) > 0 && cfg.Recalibrate {
-		return nil, errors.New("reproduce: the best-temperature decoding does not tune the recalibrated arm yet: run --recalibrate without it")
-	}
-	evals := r.tuneStages() // the best temperatures, beside the first evaluations
-	var bestEvals []stage   // which read them
-	for _, d := range r.decodings() {
-		if d == best {
-			bestEvals = append(bestEvals, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
-			for k := range r.seeds() {
-				for _, arm := range r.trainedArms() {
-					bestEvals = append(bestEvals, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
-				}
-			}
+	for _, a := range r.armTable() {
+		if a.partner.staticReward == "" {
 			continue
 		}
-		evals = append(evals, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
-		if dialog.ToolOf(t) != nil {
-			evals = append(evals, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0)})
+		if err := r.staticConfig(r.rlConfig(0), a).Validate(); err != nil {
+			return nil, fmt.Errorf("reproduce: the %s arm: %w", a.name, err)
 		}
-		for k := range r.seeds() {
-			for _, arm := range r.trainedArms() {
-				evals = append(evals, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
-			}
-		}
-		evals = append(evals, r.recalibratedEvals(d)...)
 	}
+	if len(r.cfg.TuneGrid) > 0 && r.cfg.Recalibrate {
+		return nil, errors.New("reproduce: the best-temperature decoding does not tune the recalibrated arm yet: run --recalibrate without it")
+	}
+	evals, bestEvals := r.evalStages()
 	// The sim-to-real gap of every trained policy (fidelity.go), after the
 	// evaluations whose human-proxy conversations it reuses.
 	groups = append(groups, evals)
 	if len(bestEvals) > 0 {
 		groups = append(groups, bestEvals)
 	}
-	groups = append(groups, r.fidelityStages())
-	// The report is the last stage: a run started again with every stage
-	// done (the report's included) writes nothing and returns the rows it
-	// wrote; any stage still to run makes the report due again.
+	return append(groups, r.fidelityStages()), nil
+}
+
+// prepStages are the stages that make the logs, the tokenizer, the base
+// and the simulator, none when the run takes them from a shared folder;
+// they set where the run reads them.
+func (r *run) prepStages() ([][]stage, error) {
+	cfg := r.cfg
+	if cfg.Shared == "" {
+		p := &prep{f: r.f, preset: cfg.Preset, seed: cfg.Seed, log: cfg.Log, progress: cfg.Progress,
+			tasks: []logSet{{t: r.t, name: cfg.Task, profiles: cfg.Profiles, maxTurns: cfg.Preset.MaxTurns,
+				episodes: cfg.Preset.LogEpisodes, file: "logs.jsonl"}}}
+		r.logsPath, r.shared = p.tasks[0].path(r.f), r.f.Path("checkpoints")
+		return p.groups(), nil
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Shared, "stages", "sim")); err != nil {
+		return nil, fmt.Errorf("reproduce: shared folder %s is not prepared (no stages/sim): %w", cfg.Shared, err)
+	}
+	// A dose of the naive simulator or the reward shares its task's logs.
+	r.logsPath, r.shared = filepath.Join(cfg.Shared, sharedLogsFile(task.StripDoses(cfg.Task))), filepath.Join(cfg.Shared, "checkpoints")
+	if _, err := os.Stat(r.logsPath); err != nil {
+		return nil, fmt.Errorf("reproduce: shared folder %s has no logs for %s: %w", cfg.Shared, cfg.Task, err)
+	}
+	return nil, nil
+}
+
+// evalStages are the evaluations of the base and every arm and seed under
+// each decoding, with the best temperatures' sweeps beside the first; the
+// best-temperature evaluations, which read those sweeps, come apart.
+func (r *run) evalStages() (evals, bestEvals []stage) {
+	evals = r.tuneStages()
+	for _, d := range r.decodings() {
+		var list []stage
+		list = append(list, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
+		if d != best && dialog.ToolOf(r.t) != nil {
+			list = append(list, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0)})
+		}
+		for k := range r.seeds() {
+			for _, arm := range r.trainedArms() {
+				list = append(list, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
+			}
+		}
+		if d == best {
+			bestEvals = append(bestEvals, list...)
+			continue
+		}
+		for _, a := range r.stagedArms() {
+			for k := range r.seeds() {
+				list = append(list, stage{evalFile(d, a.name, k), r.evaluate(d, a.name, k)})
+			}
+		}
+		evals = append(evals, list...)
+	}
+	return evals, bestEvals
+}
+
+// runPlan runs the stages not yet done. The report is the last stage: a
+// run started again with every stage done (the report's included) writes
+// nothing; any stage still to run makes the report due again.
+func (r *run) runPlan(ctx context.Context, groups [][]stage) error {
 	pending := false
 	for _, g := range groups {
 		for _, s := range g {
-			pending = pending || !f.Done(s.name)
+			pending = pending || !r.f.Done(s.name)
 		}
 	}
 	if pending {
-		if err := f.Undo(reportStage); err != nil {
-			return nil, err
+		if err := r.f.Undo(reportStage); err != nil {
+			return err
 		}
 	}
-	if err := runStages(ctx, f, groups, cfg.Jobs, cfg.Log, cfg.Progress); err != nil {
-		return nil, err
-	}
-	if f.Done(reportStage) {
+	return runStages(ctx, r.f, groups, r.cfg.Jobs, r.cfg.Log, r.cfg.Progress)
+}
+
+// finish writes the report, or returns the rows of the report an earlier
+// run wrote when nothing was left to do.
+func (r *run) finish() ([]Row, error) {
+	if r.f.Done(reportStage) {
 		var rows []Row
-		if err := f.ReadJSON("summary.json", &rows); err == nil {
-			cfg.Log.Info("reproduce: finished earlier; nothing to do", "out", cfg.Out)
+		if err := r.f.ReadJSON("summary.json", &rows); err == nil {
+			r.cfg.Log.Info("reproduce: finished earlier; nothing to do", "out", r.cfg.Out)
 			return rows, nil
 		}
 	}
@@ -352,7 +416,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rows, f.MarkDone(reportStage)
+	return rows, r.f.MarkDone(reportStage)
 }
 
 // openRun fills cfg's defaults (the logger, the preset's task level,
@@ -426,122 +490,6 @@ func checkRecalibration(cfg Config) error {
 		return fmt.Errorf("reproduce: recalibration in %d round has no re-fit, so its control (%s) has nothing to match: want at least 2 rounds", n, ArmRefitControl)
 	}
 	return nil
-}
-
-// recalibrationAsJSON is the recalibration budget as the manifest holds it
-// once read back (numbers as float64), so that a resume compares like
-// with like.
-func recalibrationAsJSON(c preset.Recalibration) map[string]any {
-	return map[string]any{"rounds": float64(c.Rounds), "gap_episodes": float64(c.GapEpisodes),
-		"human_episodes": float64(c.HumanEpisodes), "replay_logs": float64(c.ReplayLogs), "refit_steps": float64(c.SFT.Steps)}
-}
-
-func (r *run) manifest() error {
-	var old runfolder.Manifest
-	if err := r.f.ReadJSON("manifest.json", &old); err == nil {
-		if old.Seed != r.cfg.Seed {
-			return fmt.Errorf("reproduce: %s was started with seed %d, not %d: use another --out", r.cfg.Out, old.Seed, r.cfg.Seed)
-		}
-		c, ok := old.Config.(map[string]any)
-		if ok && (c["task"] != r.cfg.Task || c["preset"] != r.cfg.Preset.Name) {
-			return fmt.Errorf("reproduce: %s holds a %v/%v run, not %s/%s: use another --out", r.cfg.Out, c["task"], c["preset"], r.cfg.Task, r.cfg.Preset.Name)
-		}
-		if n, has := c["rl_seeds"]; ok && !has {
-			return fmt.Errorf("reproduce: %s was made before arms had several RL seeds (checkpoints/ARM, not checkpoints/ARM/seed-K): use another --out", r.cfg.Out)
-		} else if ok && n != float64(r.seeds()) {
-			return fmt.Errorf("reproduce: %s was started with %v RL seeds, not %d: use another --out", r.cfg.Out, n, r.seeds())
-		}
-		if sl, _ := c["eval_slice"].(string); ok && cmp.Or(sl, eval.TestSlice.Name) != r.slice().Name {
-			return fmt.Errorf("reproduce: %s was evaluated on the %s slice, not %s: use another --out", r.cfg.Out, cmp.Or(sl, eval.TestSlice.Name), r.slice().Name)
-		}
-		if rl, _ := c["rl"].(map[string]any); ok && rl["Iterations"] != float64(r.rlConfig(0).Iterations) {
-			return fmt.Errorf("reproduce: %s was started with %v RL iterations, not %d (--rl-iterations): use another --out", r.cfg.Out, rl["Iterations"], r.rlConfig(0).Iterations)
-		}
-		if n, _ := c["curves"].(float64); ok && int(n) != r.cfg.Curves {
-			return fmt.Errorf("reproduce: %s was started with %d curve problems, not %d (--curves; 0: none): use another --out", r.cfg.Out, int(n), r.cfg.Curves)
-		}
-		if g := fmt.Sprint(c["tune_grid"]); ok && g != fmt.Sprint(gridAsJSON(r.cfg.TuneGrid)) {
-			return fmt.Errorf("reproduce: %s was started with the temperature grid %v, not %v: use another --out", r.cfg.Out, c["tune_grid"], r.cfg.TuneGrid)
-		}
-		if ok {
-			// A folder from before several static rewards holds one
-			// reward here, or none for the outcome.
-			oldRewards, _ := c["static_reward"].(string)
-			oldFill, _ := c["static_fill"].(float64)
-			rewards := r.staticRewardsName()
-			if cmp.Or(oldRewards, train.StaticOutcome) != rewards || int(oldFill) != r.cfg.StaticFill {
-				return fmt.Errorf("reproduce: %s was started with static reward %s and fill %d, not %s and %d: use another --out",
-					r.cfg.Out, cmp.Or(oldRewards, train.StaticOutcome), int(oldFill), rewards, r.cfg.StaticFill)
-			}
-			if oldPrompts, _ := c["static_prompts"].(float64); int(oldPrompts) != r.cfg.StaticPrompts {
-				return fmt.Errorf("reproduce: %s was started with %d static prompts per iteration, not %d (0: the preset's): use another --out",
-					r.cfg.Out, int(oldPrompts), r.cfg.StaticPrompts)
-			}
-			if oldTokens, _ := c["static_tokens"].(float64); int(oldTokens) != r.cfg.StaticTokens {
-				return fmt.Errorf("reproduce: %s was started with %d static gradient tokens per iteration, not %d (0: a count of groups): use another --out",
-					r.cfg.Out, int(oldTokens), r.cfg.StaticTokens)
-			}
-		}
-		if old, has := c["recalibration"]; ok && has && r.cfg.Recalibrate && fmt.Sprint(old) != fmt.Sprint(recalibrationAsJSON(r.cfg.Preset.Recalibration)) {
-			// A folder from before this record holds none: its rounds were
-			// the preset's.
-			return fmt.Errorf("reproduce: %s was started with the recalibration budget %v, not %v: use another --out", r.cfg.Out, old, recalibrationAsJSON(r.cfg.Preset.Recalibration))
-		}
-		if _, has := c["filtered_bc"]; ok && has != r.cfg.FilteredBC {
-			return fmt.Errorf("reproduce: %s was started %s the filtered-BC arm: use another --out", r.cfg.Out, map[bool]string{true: "with", false: "without"}[has])
-		}
-		if _, has := c["eval_decodings"]; ok && !has {
-			// Its eval/ holds greedy evaluations, which this version reads
-			// as sampled ones.
-			return fmt.Errorf("reproduce: %s was made before evaluations were sampled at the RL temperature (its eval/ is greedy): use another --out", r.cfg.Out)
-		}
-		return nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	// The trainer configs as RL seed index 0 trains with them (other RL
-	// seeds differ in Seed alone), and the base policy and the simulator
-	// when the run fits its own.
-	config := map[string]any{"task": r.cfg.Task, "preset": r.cfg.Preset.Name, "profiles": r.cfg.Profiles, "rl": r.rlConfig(0),
-		"policy": r.cfg.Preset.Policy, "sim": r.cfg.Preset.Sim, "policy_sft": r.cfg.Preset.PolicySFT.Config(r.cfg.Seed), "sim_sft": r.cfg.Preset.SimSFT.Config(r.cfg.Seed),
-		"log_episodes": r.cfg.Preset.LogEpisodes, "eval_episodes": r.cfg.Preset.EvalEpisodes, "max_turns": r.cfg.Preset.MaxTurns,
-		"rl_seeds": r.seeds(), "eval_decodings": decodingNames()}
-	if r.slice() != eval.TestSlice {
-		config["eval_slice"] = r.slice().Name // the test slice, as before slices, goes unsaid
-	}
-	if rewards := r.staticRewardsName(); rewards != train.StaticOutcome || r.cfg.StaticFill != 0 {
-		config["static_reward"], config["static_fill"] = rewards, r.cfg.StaticFill // the defaults, as before, go unsaid
-	}
-	if r.cfg.StaticPrompts > 0 {
-		config["static_prompts"] = r.cfg.StaticPrompts
-	}
-	if r.cfg.StaticTokens > 0 {
-		config["static_tokens"] = r.cfg.StaticTokens
-	}
-	if r.cfg.Recalibrate {
-		config["recalibration"] = recalibrationAsJSON(r.cfg.Preset.Recalibration)
-	}
-	if r.cfg.RLIterations > 0 {
-		config["rl_iterations"] = r.cfg.RLIterations // "rl" holds them too; the preset's go unsaid
-	}
-	if r.cfg.Curves > 0 {
-		config["curves"] = r.cfg.Curves
-	}
-	if len(r.cfg.TuneGrid) > 0 {
-		config["tune_grid"], config["tune_episodes"] = r.cfg.TuneGrid, r.tuneEpisodes()
-	}
-	if r.cfg.FilteredBC {
-		config["filtered_bc"] = r.cfg.Preset.FilteredBC.Config(r.cfg.Seed)
-	}
-	return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: config})
-}
-
-func decodingNames() []string {
-	names := make([]string, len(decodings))
-	for i, d := range decodings {
-		names[i] = d.name
-	}
-	return names
 }
 
 // ckpt is the base policy's or the simulator's checkpoint folder, which

@@ -127,7 +127,7 @@ func TestBothStaticRewards(t *testing.T) {
 		t.Error("the manifest does not record both static rewards")
 	}
 	cfg.StaticRewards = []string{train.StaticOutcome}
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), cfg.Out+" was started with static reward outcome,continuation and fill 0, not outcome and 0") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), cfg.Out+" was started with static_reward outcome,continuation, not outcome (--static-reward)") {
 		t.Errorf("resumed with the outcome reward alone: %v", err)
 	}
 }
@@ -160,8 +160,8 @@ func TestOldFolderHasTheOutcomeStaticReward(t *testing.T) {
 	}{
 		{nil, ""},
 		{[]string{train.StaticOutcome}, ""},
-		{[]string{train.StaticOutcome, train.StaticContinuation}, cfg.Out + " was started with static reward outcome and fill 0, not outcome,continuation and 0: use another --out"},
-		{[]string{train.StaticContinuation}, "static reward outcome and fill 0, not continuation and 0"},
+		{[]string{train.StaticOutcome, train.StaticContinuation}, cfg.Out + " was started with static_reward outcome, not outcome,continuation (--static-reward): use another --out"},
+		{[]string{train.StaticContinuation}, "started with static_reward outcome, not continuation (--static-reward)"},
 	} {
 		c2 := cfg
 		c2.StaticRewards = c.rewards
@@ -211,7 +211,7 @@ func TestStaticRewardsChecked(t *testing.T) {
 		if rw, _ := r.staticReward(ArmStatic); rw != r.staticRewards()[0] {
 			t.Errorf("%v: static trains %s", c.rewards, rw)
 		}
-		if got := r.withStaticArms(rlArms); len(got) != len(rlArms)+len(c.arms)-1 || got[0] != ArmStatic || got[len(c.arms)] != ArmNaive {
+		if got := r.rlArms(); len(got) != len(rlArms)+len(c.arms)-1 || got[0] != ArmStatic || got[len(c.arms)] != ArmNaive {
 			t.Errorf("%v: RL arms %v", c.rewards, got)
 		}
 	}

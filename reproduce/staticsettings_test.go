@@ -45,16 +45,16 @@ func TestStaticArmSettings(t *testing.T) {
 		}
 	}
 	cfg.StaticPrompts = 0
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "3 static prompts per iteration, not 0") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with static_prompts 3, not 0 (--static-prompts") {
 		t.Errorf("resumed with other static prompts: %v", err)
 	}
 	cfg.StaticPrompts = 3
 	cfg.StaticTokens = 0
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "40 static gradient tokens per iteration, not 0") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with static_tokens 40, not 0 (--static-tokens") {
 		t.Errorf("resumed with another gradient-token budget: %v", err)
 	}
 	cfg.StaticFill = 0 // tokens 0 too: tokens without fill are refused up front
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "static reward continuation and fill 3") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with static_fill 3, not 0 (--static-fill)") {
 		t.Errorf("resumed with other static settings: %v", err)
 	}
 	bad := tinyConfig(t)
@@ -110,7 +110,7 @@ func TestFilteredBCArm(t *testing.T) {
 		t.Error("no SFT records of filtered-bc's second seed")
 	}
 	cfg.FilteredBC = false
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with the filtered-BC arm") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with filtered_bc true, not false (--filtered-bc)") {
 		t.Errorf("resumed without the arm: %v", err)
 	}
 }

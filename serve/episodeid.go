@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/task/level"
 )
@@ -157,5 +158,5 @@ func (s *Server) check(k episodeKey) *keyError {
 // messages the client sends instead (fromMessages).
 func replayable(user string) bool {
 	kind, _, _ := strings.Cut(user, ":")
-	return kind != "remote"
+	return kind != dialog.Remote.String()
 }

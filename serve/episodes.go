@@ -31,7 +31,7 @@ type CreateRequest struct {
 	Task        string `json:"task"`
 	Split       string `json:"split,omitempty"` // default "train"
 	Seed        Seed   `json:"seed"`
-	User        string `json:"user,omitempty"` // default "human"
+	User        string `json:"user,omitempty"` // default dialog.Human
 	Index       *int   `json:"index,omitempty"`
 	Sample      int    `json:"sample,omitempty"`
 	EpisodeSeed *Seed  `json:"episode_seed,omitempty"`
@@ -211,7 +211,7 @@ func (s *Server) create(ctx context.Context, req CreateRequest) (*episode, *repl
 		k.Split = "train"
 	}
 	if k.User == "" {
-		k.User = "human"
+		k.User = dialog.Human.String()
 	}
 	if k.MaxTurns == 0 {
 		k.MaxTurns = s.turnLimit(k.Task)

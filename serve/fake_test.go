@@ -40,8 +40,8 @@ func (guessTask) Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
 	}
 	return dialog.Score{Outcome: last}
 }
-func (g guessTask) User(kind string) (dialog.User, error) {
-	if kind != "human" && kind != "naive" {
+func (g guessTask) User(kind dialog.UserKind) (dialog.User, error) {
+	if !kind.Scripted() {
 		return nil, fmt.Errorf("no user %q", kind)
 	}
 	if g.user != nil {

@@ -179,7 +179,7 @@ func TestRecoveryRefusesWhatItCannotReplay(t *testing.T) {
 			if strings.HasPrefix(name, "remote:") {
 				return t.User("human") // stands in: the name is what decides
 			}
-			return t.User(name)
+			return t.User(dialog.UserKind(name))
 		}
 	}
 	_, a := newTestServer(t, mod)

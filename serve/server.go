@@ -118,7 +118,7 @@ func DefaultConfig() Config {
 		MaxEnvironments: 64,
 		MaxEpisodeBytes: 8 << 20,
 		MaxHeldBytes:    1 << 30,
-		Users:           []string{"human", "naive"},
+		Users:           []string{dialog.Human.String(), dialog.Naive.String()},
 		OpenEnvSessions: 256,
 		WSIdleTimeout:   5 * time.Minute,
 		OpenEnvTask:     "mathchat",

@@ -61,21 +61,25 @@ func Agents(s string) []string {
 //	learned-nocontext:DIR   the same without the oracle context (the ablation)
 //	remote:MODEL            an LLM behind an OpenAI-compatible endpoint, role-playing from the oracle context
 func User(t task.Task, s string) (dialog.User, error) {
-	kind, arg, _ := strings.Cut(s, ":")
+	name, arg, _ := strings.Cut(s, ":")
+	kind, err := dialog.ParseUserKind(name)
+	if err != nil {
+		return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
+	}
 	switch kind {
-	case "remote":
+	case dialog.Remote:
 		return remoteUser(s)
-	case "human", "naive":
+	case dialog.Human, dialog.Naive:
 		if arg != "" {
 			break
 		}
-		u, err := t.User(s)
+		u, err := t.User(kind)
 		if err != nil {
 			return nil, fmt.Errorf("user %q: %w", s, err)
 		}
 		return u, nil
-	case "learned", "learned-nocontext":
-		oracle := kind == "learned"
+	case dialog.Learned, dialog.LearnedNoContext:
+		oracle := kind == dialog.Learned
 		u, err := learnedUser(t, s, arg, &oracle)
 		if err != nil {
 			return nil, err
@@ -111,9 +115,9 @@ func learnedUser(t task.Task, s, dir string, oracle *bool) (*chatlm.User, error)
 			u.Oracle = meta.Oracle
 		}
 		if meta.Oracle != u.Oracle {
-			want := "learned"
+			want := dialog.Learned
 			if !meta.Oracle {
-				want = "learned-nocontext"
+				want = dialog.LearnedNoContext
 			}
 			return nil, fmt.Errorf("user %q: %s was trained with oracle context %v: use %s:%s", s, dir, meta.Oracle, want, dir)
 		}

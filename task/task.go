@@ -22,9 +22,10 @@ type Task interface {
 	Instance(split string, index int) (*dialog.Oracle, *dialog.View, error)
 	// Score judges a finished conversation against the oracle.
 	Score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score
-	// User returns one of the task's scripted users: "human" (the held-out
-	// proxy of a real person) or "naive" (a prompted-style simulator).
-	User(kind string) (dialog.User, error)
+	// User returns one of the task's scripted users: dialog.Human (the
+	// held-out proxy of a real person) or dialog.Naive (a prompted-style
+	// simulator); any other kind is an error (dialog.UnknownUser).
+	User(kind dialog.UserKind) (dialog.User, error)
 	// Agent returns a scripted reference agent by profile name.
 	Agent(profile string) (dialog.Agent, error)
 	// Profiles lists the scripted agent profiles.

@@ -32,7 +32,7 @@ func TestLookupKnowsTheTasks(t *testing.T) {
 		if len(tk.Profiles()) < 4 {
 			t.Fatalf("%s has %d scripted profiles, want at least 4", n, len(tk.Profiles()))
 		}
-		for _, kind := range []string{"human", "naive"} {
+		for _, kind := range []dialog.UserKind{dialog.Human, dialog.Naive} {
 			if _, err := tk.User(kind); err != nil {
 				t.Fatalf("%s user %s: %v", n, kind, err)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/remote"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
@@ -29,6 +30,7 @@ func newEvalCmd() *cobra.Command {
 		temperature float64
 		sliceName   string
 		samples     int
+		presetName  string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -46,11 +48,23 @@ Choose settings (a checkpoint, a temperature, a budget) with --slice
 validation: problems of the test split far from the first ones, with users
 seeded apart, which no verdict uses. The default slice, test, is the first
 problems of the test split, the ones reproduce's verdict plays: look at it
-only with settings already fixed.`,
+only with settings already fixed.
+
+--preset (default quick, as reproduce's) sets the task's level and the
+turn limit to those reproduce plays at that preset (6 turns at tiny and
+quick; N at an hN level), so that an evaluation of a policy trained there
+plays the episodes its verdict did; --max-turns overrides the limit.`,
 		Example: `  calibrl eval --task mathchat --agent scripted:careful --user human -n 500 --seed 1
   calibrl eval --task mathchat --agent scripted:guesser --user naive --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := presetTask(presetName, &ef.task, &ef.data)
+			if err != nil {
+				return err
+			}
+			if ef.maxTurns == 0 {
+				ef.maxTurns = p.TurnLimit(ef.task)
+			}
 			if err := ef.validate(); err != nil {
 				return err
 			}
@@ -144,6 +158,8 @@ only with settings already fixed.`,
 		},
 	}
 	ef.register(cmd, "test")
+	cmd.Flags().StringVar(&presetName, "preset", "quick", "play the task at this preset's level and turn limit, as reproduce does: "+joinNames(preset.Names()))
+	cmd.Flags().Lookup("max-turns").Usage = "turn limit per episode (agent turns; default the --preset's: N at an hN level, else the preset's, 6 at tiny and quick)"
 	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE or lm:DIR (a trained policy)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
 	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent (default greedy, as training's monitor plays)")

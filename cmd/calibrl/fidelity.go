@@ -106,7 +106,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 			if !ok {
 				return fmt.Errorf("task %s cannot be probed", taskName)
 			}
-			human, err := spec.User(t, "human")
+			human, err := t.User(dialog.Human)
 			if err != nil {
 				return err
 			}
@@ -162,7 +162,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 	f := cmd.Flags()
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&sims, "sim", "naive", "comma-separated simulators: naive, human, learned:DIR, learned-nocontext:DIR, remote:MODEL")
+	f.StringVar(&sims, "sim", dialog.Naive.String(), "comma-separated simulators: naive, human, learned:DIR, learned-nocontext:DIR, remote:MODEL")
 	f.StringVar(&agents, "agents", "", "comma-separated agents for the sim-to-real gap: scripted:PROFILE (or a bare profile), lm:DIR, remote:MODEL (default every scripted profile)")
 	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents (default greedy, as eval plays)")
 	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per agent and per probe")

@@ -38,7 +38,7 @@ func TestReproduceRecalibrate(t *testing.T) {
 	}{
 		{[]string{"--recal-rounds", "2"}, "--recal-rounds sets the recalibrated arm's budget: it needs --recalibrate"},
 		{[]string{"--recalibrate", "--recal-rounds", "3"}, "recalibration: 3 rounds of 2 RL iterations, want 1 to 2"},
-		{[]string{"--recalibrate", "--recal-gap", "6"}, "was started with the recalibration budget"},
+		{[]string{"--recalibrate", "--recal-gap", "6"}, "was started with recalibration {Rounds:"},
 	} {
 		args := append([]string{"reproduce", "--task", "mathchat", "--preset", "tiny", "--out", dir}, c.args...)
 		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -204,7 +204,7 @@ resumable (run the same command again after an interruption).`,
 				if err != nil {
 					return err
 				}
-				human, err := t.User("human")
+				human, err := t.User(dialog.Human)
 				if err != nil {
 					return err
 				}
@@ -235,7 +235,7 @@ resumable (run the same command again after an interruption).`,
 	f.StringVar(&algo, "algo", "grpo", "sft, filtered-bc, static or grpo")
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&userName, "user", "naive", "training user for grpo/static: naive, learned:DIR, human")
+	f.StringVar(&userName, "user", dialog.Naive.String(), "training user for grpo/static: naive, learned:DIR, human")
 	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&logs, "logs", "", "logged episodes (sft, static), or your own human logs (convert-logs; sft)")

@@ -165,7 +165,7 @@ func TestUsersReadTheAppliedDocument(t *testing.T) {
 			t.Fatalf("instance %d: the plan's details as commands gave %q, want the target %q", i, applied, o.Truth)
 		}
 		fullTurn := "I made these changes:\n" + DocMarker + "\n" + applied
-		for _, kind := range []string{"human", "naive"} {
+		for _, kind := range []dialog.UserKind{dialog.Human, dialog.Naive} {
 			u, _ := tk.User(kind)
 			reply := func(turn string, note bool) (string, bool) {
 				s := u.NewSession(o, rand.New(rand.NewPCG(7, uint64(i))))

@@ -308,16 +308,16 @@ func threshold(o *dialog.Oracle) float64 {
 	return DefaultSuccessBLEU
 }
 
-// User returns "human" (the human proxy) or "naive" (the prompted-style
+// User returns dialog.Human (the human proxy) or dialog.Naive (the prompted-style
 // simulator with Config.Naive's artifact rates).
-func (t *Task) User(kind string) (dialog.User, error) {
+func (t *Task) User(kind dialog.UserKind) (dialog.User, error) {
 	switch kind {
-	case "human":
+	case dialog.Human:
 		return Human{}, nil
-	case "naive":
+	case dialog.Naive:
 		return NewNaive(t.cfg.Naive)
 	}
-	return nil, fmt.Errorf("docedit: unknown user %q (known: human, naive)", kind)
+	return nil, dialog.UnknownUser("docedit", kind)
 }
 
 // Profiles lists the scripted agent profiles.

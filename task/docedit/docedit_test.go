@@ -149,7 +149,7 @@ func TestProfilesAgainstUsers(t *testing.T) {
 	bleu := map[string]float64{}
 	for _, u := range []string{"human", "naive"} {
 		for _, p := range profiles {
-			user, _ := tk.User(u)
+			user, _ := tk.User(dialog.UserKind(u))
 			agent, _ := tk.Agent(p)
 			eps, err := rollout.Run(context.Background(), tk, agent, user, rollout.Config{Split: "test", Instances: 80, Seed: 5})
 			if err != nil {

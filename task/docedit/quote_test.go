@@ -99,7 +99,7 @@ func play(t *testing.T, tk *Task, profile, user string, n int) []dialog.Episode 
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := tk.User(user)
+	u, err := tk.User(dialog.UserKind(user))
 	if err != nil {
 		t.Fatal(err)
 	}

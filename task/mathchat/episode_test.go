@@ -9,7 +9,7 @@ import (
 
 // successRate runs n test-split episodes of one agent profile against one
 // user kind.
-func successRate(t testing.TB, tk *Task, user, profile string, n int) float64 {
+func successRate(t testing.TB, tk *Task, user dialog.UserKind, profile string, n int) float64 {
 	u, err := tk.User(user)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func TestNaiveInflatesWeakAgents(t *testing.T) {
 	for _, user := range []string{"human", "naive"} {
 		rate[user] = map[string]float64{}
 		for _, p := range tk.Profiles() {
-			rate[user][p] = successRate(t, tk, user, p, n)
+			rate[user][p] = successRate(t, tk, dialog.UserKind(user), p, n)
 			t.Logf("%-6s %-14s success %.3f", user, p, rate[user][p])
 		}
 	}

@@ -263,16 +263,16 @@ func (t *Task) score(o *dialog.Oracle, msgs []dialog.Message) dialog.Score {
 	return s
 }
 
-// User returns "human" (the human proxy) or "naive" (the prompted-style
+// User returns dialog.Human (the human proxy) or dialog.Naive (the prompted-style
 // simulator with Config.Naive's artifact rates).
-func (t *Task) User(kind string) (dialog.User, error) {
+func (t *Task) User(kind dialog.UserKind) (dialog.User, error) {
 	switch kind {
-	case "human":
+	case dialog.Human:
 		return Human{}, nil
-	case "naive":
+	case dialog.Naive:
 		return NewNaive(t.cfg.Naive)
 	}
-	return nil, fmt.Errorf("mathchat: unknown user %q (known: human, naive)", kind)
+	return nil, dialog.UnknownUser("mathchat", kind)
 }
 
 // Profiles lists the scripted agent profiles.

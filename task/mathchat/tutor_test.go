@@ -114,7 +114,7 @@ func TestScriptedSolveGSM8KRecords(t *testing.T) {
 			if user == "naive" && profile != "careful" {
 				continue
 			}
-			u, _ := tk.User(user)
+			u, _ := tk.User(dialog.UserKind(user))
 			for i := range bookRecords {
 				o, v, err := tk.Instance("test", i)
 				if err != nil {

@@ -376,7 +376,7 @@ func TestNaiveArtifacts(t *testing.T) {
 func TestConversationDeterministic(t *testing.T) {
 	tk := newTask(t, nil)
 	for _, user := range []string{"human", "naive"} {
-		u, _ := tk.User(user)
+		u, _ := tk.User(dialog.UserKind(user))
 		for _, prof := range tk.Profiles() {
 			a, _ := tk.Agent(prof)
 			for i := 0; i < 20; i++ {

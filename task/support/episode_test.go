@@ -24,7 +24,7 @@ func newTask(t testing.TB, level string) *Task {
 
 // rate plays n test episodes of an agent profile against a user kind and
 // returns the share that succeeded.
-func rate(t testing.TB, tk *Task, user, profile string, n int, show bool) float64 {
+func rate(t testing.TB, tk *Task, user dialog.UserKind, profile string, n int, show bool) float64 {
 	t.Helper()
 	u, err := tk.User(user)
 	if err != nil {

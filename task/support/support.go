@@ -339,16 +339,16 @@ func (t *Task) ScoreTurn(o *dialog.Oracle, msgs []dialog.Message) (bool, dialog.
 	return true, t.Score(o, msgs)
 }
 
-// User returns "human" (the human proxy) or "naive" (the prompted-style
+// User returns dialog.Human (the human proxy) or dialog.Naive (the prompted-style
 // simulator with Config.Naive's artifact rates).
-func (t *Task) User(kind string) (dialog.User, error) {
+func (t *Task) User(kind dialog.UserKind) (dialog.User, error) {
 	switch kind {
-	case "human":
+	case dialog.Human:
 		return &Human{d: t.d}, nil
-	case "naive":
+	case dialog.Naive:
 		return NewNaive(t.d, t.cfg.Naive)
 	}
-	return nil, fmt.Errorf("support: unknown user %q (known: human, naive)", kind)
+	return nil, dialog.UnknownUser("support", kind)
 }
 
 // Tool returns the database tool every agent of the task uses

@@ -192,7 +192,7 @@ func TestScriptedOrdering(t *testing.T) {
 	got := map[string]float64{}
 	for _, user := range []string{"human", "naive"} {
 		for _, p := range tk.Profiles() {
-			got[user+"/"+p] = rate(t, tk, user, p, n, false)
+			got[user+"/"+p] = rate(t, tk, dialog.UserKind(user), p, n, false)
 		}
 	}
 	t.Logf("success: %v", got)
@@ -219,7 +219,7 @@ func TestUsersArtifactRates(t *testing.T) {
 	const n = 600
 	type rates struct{ overshare, syco, leak float64 }
 	measure := func(kind string) rates {
-		u, _ := tk.User(kind)
+		u, _ := tk.User(dialog.UserKind(kind))
 		var r rates
 		for i := range n {
 			o, _, _ := tk.Instance("test", i)
@@ -383,7 +383,7 @@ func TestHorizonTurns(t *testing.T) {
 func TestConversationDeterministic(t *testing.T) {
 	tk := newTask(t, "")
 	for _, user := range []string{"human", "naive"} {
-		u, _ := tk.User(user)
+		u, _ := tk.User(dialog.UserKind(user))
 		a, _ := tk.Agent("careful")
 		o, v, _ := tk.Instance("test", 3)
 		e1 := tasktest.MustPlay(t, tk, o, v, u, a, 7, 10)

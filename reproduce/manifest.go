@@ -1,0 +1,213 @@
+package reproduce
+
+// The run's manifest: what manifest.json records under "config", and the
+// refusal to resume a folder started with other settings.
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/lm"
+	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/train"
+)
+
+// manifestFormat is the version of runConfig this program writes.
+// Format 0 (no "format" key) is the map-shaped config runs wrote before
+// the struct: the same keys, so that it reads into runConfig as it is.
+const manifestFormat = 1
+
+// runConfig is a run's configuration as manifest.json records it. The
+// trainer configs are those RL seed index 0 trains with (other RL seeds
+// differ in Seed alone), and the base policy's and the simulator's those
+// the run fits when it fits its own. Settings at their defaults go
+// unsaid (omitempty), as they did before they existed, so that a folder
+// from before a setting reads as the default.
+type runConfig struct {
+	Format       int             `json:"format,omitempty"`
+	Task         string          `json:"task"`
+	Preset       string          `json:"preset"`
+	Profiles     []string        `json:"profiles"`
+	RL           train.RLConfig  `json:"rl"`
+	Policy       lm.Config       `json:"policy"`
+	Sim          lm.Config       `json:"sim"`
+	PolicySFT    train.SFTConfig `json:"policy_sft"`
+	SimSFT       train.SFTConfig `json:"sim_sft"`
+	LogEpisodes  int             `json:"log_episodes"`
+	EvalEpisodes int             `json:"eval_episodes"`
+	MaxTurns     int             `json:"max_turns"`
+	// RLSeeds is nil in a folder from before arms had several RL seeds
+	// (checkpoints/ARM, not checkpoints/ARM/seed-K).
+	RLSeeds *int `json:"rl_seeds"`
+	// EvalDecodings is nil in a folder from before sampled evaluations
+	// (its eval/ is greedy).
+	EvalDecodings []string `json:"eval_decodings"`
+	// EvalSlice is "" for the test slice.
+	EvalSlice string `json:"eval_slice,omitempty"`
+	// StaticReward is the static rewards comma separated in
+	// staticRewardOrder, "" for the outcome alone (staticRewardsName).
+	StaticReward  string `json:"static_reward,omitempty"`
+	StaticFill    int    `json:"static_fill,omitempty"`
+	StaticPrompts int    `json:"static_prompts,omitempty"`
+	StaticTokens  int    `json:"static_tokens,omitempty"`
+	// Recalibration is nil in a run without the recalibrated arm, and in
+	// a folder from before this record (its rounds were the preset's).
+	Recalibration *recalibrationRecord `json:"recalibration,omitempty"`
+	// RLIterations is Config.RLIterations; RL holds them too.
+	RLIterations int       `json:"rl_iterations,omitempty"`
+	Curves       int       `json:"curves,omitempty"`
+	TuneGrid     []float64 `json:"tune_grid,omitempty"`
+	TuneEpisodes int       `json:"tune_episodes,omitempty"`
+	// FilteredBC is the filtered-BC arm's trainer config, nil without it.
+	FilteredBC *train.SFTConfig `json:"filtered_bc,omitempty"`
+}
+
+// recalibrationRecord is the recalibration budget (preset.Recalibration)
+// as the manifest holds it.
+type recalibrationRecord struct {
+	Rounds        int `json:"rounds"`
+	GapEpisodes   int `json:"gap_episodes"`
+	HumanEpisodes int `json:"human_episodes"`
+	ReplayLogs    int `json:"replay_logs"`
+	RefitSteps    int `json:"refit_steps"`
+}
+
+func recalibrationOf(c preset.Recalibration) *recalibrationRecord {
+	return &recalibrationRecord{c.Rounds, c.GapEpisodes, c.HumanEpisodes, c.ReplayLogs, c.SFT.Steps}
+}
+
+// runConfig is this run's configuration as the manifest records it.
+func (r *run) runConfig() runConfig {
+	p, seeds := r.cfg.Preset, r.seeds()
+	c := runConfig{Format: manifestFormat, Task: r.cfg.Task, Preset: p.Name, Profiles: r.cfg.Profiles, RL: r.rlConfig(0),
+		Policy: p.Policy, Sim: p.Sim, PolicySFT: p.PolicySFT.Config(r.cfg.Seed), SimSFT: p.SimSFT.Config(r.cfg.Seed),
+		LogEpisodes: p.LogEpisodes, EvalEpisodes: p.EvalEpisodes, MaxTurns: p.MaxTurns, RLSeeds: &seeds, EvalDecodings: decodingNames(),
+		StaticPrompts: r.cfg.StaticPrompts, StaticTokens: r.cfg.StaticTokens, RLIterations: r.cfg.RLIterations, Curves: r.cfg.Curves}
+	if r.slice() != eval.TestSlice {
+		c.EvalSlice = r.slice().Name
+	}
+	if rewards := r.staticRewardsName(); rewards != train.StaticOutcome || r.cfg.StaticFill != 0 {
+		c.StaticReward, c.StaticFill = rewards, r.cfg.StaticFill
+	}
+	if r.cfg.Recalibrate {
+		c.Recalibration = recalibrationOf(p.Recalibration)
+	}
+	if len(r.cfg.TuneGrid) > 0 {
+		c.TuneGrid, c.TuneEpisodes = r.cfg.TuneGrid, r.tuneEpisodes()
+	}
+	if r.cfg.FilteredBC {
+		fc := p.FilteredBC.Config(r.cfg.Seed)
+		c.FilteredBC = &fc
+	}
+	return c
+}
+
+// manifest writes manifest.json in a new run folder; in one started
+// before, it refuses to resume when a setting that decides what the
+// folder holds differs, naming the field.
+func (r *run) manifest() error {
+	var old struct {
+		Seed   uint64          `json:"seed"`
+		Config json.RawMessage `json:"config"`
+	}
+	err := r.f.ReadJSON("manifest.json", &old)
+	if errors.Is(err, os.ErrNotExist) {
+		return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: r.runConfig()})
+	} else if err != nil {
+		return err
+	}
+	if old.Seed != r.cfg.Seed {
+		return fmt.Errorf("reproduce: %s was started with seed %d, not %d: use another --out", r.cfg.Out, old.Seed, r.cfg.Seed)
+	}
+	if len(old.Config) == 0 || string(old.Config) == "null" {
+		return nil // a manifest with no config: nothing to compare
+	}
+	var c runConfig
+	if err := json.Unmarshal(old.Config, &c); err != nil {
+		return fmt.Errorf("reproduce: %s: manifest.json's config does not read as a run's: %w: use another --out", r.cfg.Out, err)
+	}
+	return r.resumable(c)
+}
+
+// resumable refuses a run folder whose manifest records settings, old,
+// that differ from this run's in what the folder holds; the refusal names
+// the field, its old and its new value.
+func (r *run) resumable(old runConfig) error {
+	now := r.runConfig()
+	if old.Format > manifestFormat {
+		return fmt.Errorf("reproduce: %s was written by a newer calibrl (manifest format %d; this one reads up to %d): use another --out", r.cfg.Out, old.Format, manifestFormat)
+	}
+	if old.Task != now.Task || old.Preset != now.Preset {
+		return fmt.Errorf("reproduce: %s holds a %s/%s run, not %s/%s (task, preset): use another --out", r.cfg.Out, old.Task, old.Preset, now.Task, now.Preset)
+	}
+	if old.RLSeeds == nil {
+		return fmt.Errorf("reproduce: %s was made before arms had several RL seeds (checkpoints/ARM, not checkpoints/ARM/seed-K): use another --out", r.cfg.Out)
+	}
+	if old.EvalDecodings == nil {
+		// Its eval/ holds greedy evaluations, which this version reads as
+		// sampled ones.
+		return fmt.Errorf("reproduce: %s was made before evaluations were sampled at the RL temperature (its eval/ is greedy): use another --out", r.cfg.Out)
+	}
+	oldSeeds := 0
+	if old.RLSeeds != nil {
+		oldSeeds = *old.RLSeeds
+	}
+	// A folder from before a setting holds its default; the recalibration
+	// budget, from before its record, is the preset's.
+	oldRecal := old.Recalibration
+	if oldRecal == nil || !r.cfg.Recalibrate {
+		oldRecal = now.Recalibration
+	}
+	for _, f := range []struct {
+		field    string
+		old, now any
+		flag     string
+	}{
+		{"rl_seeds", oldSeeds, *now.RLSeeds, "--rl-seeds"},
+		{"eval_slice", cmp.Or(old.EvalSlice, eval.TestSlice.Name), r.slice().Name, "--eval-slice"},
+		{"rl.Iterations", old.RL.Iterations, now.RL.Iterations, "--rl-iterations"},
+		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
+		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},
+		{"static_reward", cmp.Or(old.StaticReward, train.StaticOutcome), r.staticRewardsName(), "--static-reward"},
+		{"static_fill", old.StaticFill, r.cfg.StaticFill, "--static-fill"},
+		{"static_prompts", old.StaticPrompts, now.StaticPrompts, "--static-prompts; 0: the preset's"},
+		{"static_tokens", old.StaticTokens, now.StaticTokens, "--static-tokens; 0: a count of groups"},
+		{"recalibration", oldRecal, now.Recalibration, "--recalibrate and its budget"},
+		{"filtered_bc", old.FilteredBC != nil, now.FilteredBC != nil, "--filtered-bc"},
+	} {
+		if fmt.Sprint(f.old) != fmt.Sprint(f.now) {
+			return fmt.Errorf("reproduce: %s was started with %s %s, not %s (%s): use another --out", r.cfg.Out, f.field, show(f.old), show(f.now), f.flag)
+		}
+	}
+	return nil
+}
+
+// show is a manifest value as a refusal prints it: a record's fields by
+// name, nil as "none".
+func show(v any) string {
+	switch v := v.(type) {
+	case *recalibrationRecord:
+		if v == nil {
+			return "none"
+		}
+		return fmt.Sprintf("%+v", *v)
+	case []float64:
+		if v == nil {
+			return "none"
+		}
+	}
+	return fmt.Sprint(v)
+}
+
+func decodingNames() []string {
+	names := make([]string, len(decodings))
+	for i, d := range decodings {
+		names[i] = d.name
+	}
+	return names
+}

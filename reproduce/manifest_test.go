@@ -1,0 +1,186 @@
+package reproduce
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/train"
+)
+
+// openTiny opens a tiny mathchat run with seed 1 in a fresh folder, as Run
+// would, after edit changes its config.
+func openTiny(t *testing.T, edit func(*Config)) *run {
+	t.Helper()
+	cfg := tinyConfig(t)
+	cfg.Seed, cfg.Out = 1, filepath.Join(t.TempDir(), "run")
+	if edit != nil {
+		edit(&cfg)
+	}
+	r, err := openRun(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.f.Close() })
+	return r
+}
+
+// writeOld puts the manifest in testdata/name into r's folder.
+func writeOld(t *testing.T, r *run, name string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.f.Path("manifest.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A folder started by the program before the manifest was a struct (a
+// map-shaped config, no format; 8f05f75's tiny mathchat run with seed 1)
+// resumes under the same settings, and is refused under other ones with
+// the field, its old and its new value named.
+func TestOldManifestResumes(t *testing.T) {
+	r := openTiny(t, nil)
+	writeOld(t, r, "manifest-8f05f75.json")
+	if err := r.manifest(); err != nil {
+		t.Fatalf("the same settings: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"iterations", func(c *Config) { c.RLIterations = 3 }, "rl.Iterations 2, not 3 (--rl-iterations)"},
+		{"seeds", func(c *Config) { c.Preset.RLSeeds = 3 }, "rl_seeds 2, not 3"},
+		{"slice", func(c *Config) { c.EvalSlice = eval.ValidationSlice }, "eval_slice test, not validation"},
+		{"curves", func(c *Config) { c.Curves = 8 }, "curves 0, not 8"},
+		{"grid", func(c *Config) { c.TuneGrid = []float64{0, 1} }, "tune_grid none, not [0 1]"},
+		{"static reward", func(c *Config) { c.StaticRewards = []string{train.StaticOutcome, train.StaticContinuation} }, "static_reward outcome, not outcome,continuation"},
+		{"fill", func(c *Config) { c.StaticFill = 2 }, "static_fill 0, not 2"},
+		{"prompts", func(c *Config) { c.StaticPrompts = 5 }, "static_prompts 0, not 5"},
+		{"tokens", func(c *Config) { c.StaticFill, c.StaticTokens = 2, 100 }, "static_fill 0, not 2"},
+		{"filtered BC", func(c *Config) { c.FilteredBC = true }, "filtered_bc false, not true"},
+		{"task", func(c *Config) { c.Task = "docedit" }, "holds a mathchat:easy/tiny run, not docedit:easy/tiny"},
+	} {
+		r := openTiny(t, c.edit)
+		writeOld(t, r, "manifest-8f05f75.json")
+		err := r.manifest()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "use another --out") {
+			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
+		}
+	}
+}
+
+// A run's own manifest reads back as the struct it wrote, resumes under
+// the same settings, and is refused, naming the field, under each other
+// one; a newer format is refused as such.
+func TestManifestRoundTrip(t *testing.T) {
+	on := func(c *Config) {
+		c.Recalibrate, c.FilteredBC, c.StaticFill, c.StaticTokens = true, true, 2, 100
+		c.StaticRewards, c.TuneGrid = []string{train.StaticOutcome, train.StaticBehaviour}, []float64{0, 0.5}
+	}
+	r := openTiny(t, on)
+	if err := r.manifest(); err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Config runConfig `json:"config"`
+	}
+	if err := r.f.ReadJSON("manifest.json", &m); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(m.Config)
+	want, _ := json.Marshal(r.runConfig())
+	if string(got) != string(want) || m.Config.Format != manifestFormat || m.Config.Recalibration == nil || m.Config.FilteredBC == nil {
+		t.Fatalf("manifest read back\n%s\nwant\n%s", got, want)
+	}
+	if err := r.manifest(); err != nil {
+		t.Fatalf("resume with the same settings: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"recalibration", func(c *Config) { c.Preset.Recalibration.HumanEpisodes++ }, "recalibration {Rounds:"},
+		{"static reward", func(c *Config) { c.StaticRewards = nil }, "static_reward outcome,behaviour, not outcome (--static-reward)"},
+		{"tokens", func(c *Config) { c.StaticTokens = 50 }, "static_tokens 100, not 50"},
+		{"grid", func(c *Config) { c.TuneGrid = []float64{0, 1} }, "tune_grid [0 0.5], not [0 1]"},
+		{"filtered BC", func(c *Config) { c.FilteredBC = false }, "filtered_bc true, not false"},
+	} {
+		other := openTiny(t, func(cfg *Config) { on(cfg); c.edit(cfg) })
+		data, err := os.ReadFile(r.f.Path("manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(other.f.Path("manifest.json"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.manifest(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
+		}
+	}
+	newer := r.runConfig()
+	newer.Format = manifestFormat + 1
+	if err := r.f.WriteJSON("manifest.json", runfolder.Manifest{Seed: 1, Config: newer}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.manifest(); err == nil || !strings.Contains(err.Error(), "newer calibrl") {
+		t.Errorf("a newer format: %v", err)
+	}
+}
+
+// Every run folder committed under results/ that a reproduce run made
+// reads into the manifest struct, with the settings the resume compares
+// equal to the map it was written from.
+func TestResultsManifestsLoad(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir(filepath.Join("..", "results"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() != "manifest.json" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var raw struct {
+			Config map[string]any `json:"config"`
+		}
+		if err := json.Unmarshal(data, &raw); err != nil {
+			return err
+		}
+		if _, ok := raw.Config["rl"]; !ok {
+			return nil // a prepared folder's (prepare.go), or another command's
+		}
+		var typed struct {
+			Config runConfig `json:"config"`
+		}
+		if err := json.Unmarshal(data, &typed); err != nil {
+			t.Errorf("%s: %v", path, err)
+			return nil
+		}
+		c := typed.Config
+		seeds, hasSeeds := raw.Config["rl_seeds"].(float64)
+		iters := raw.Config["rl"].(map[string]any)["Iterations"].(float64)
+		if c.Task != raw.Config["task"] || c.Preset != raw.Config["preset"] || c.RL.Iterations != int(iters) ||
+			hasSeeds != (c.RLSeeds != nil) || hasSeeds && *c.RLSeeds != int(seeds) {
+			t.Errorf("%s: read as %s/%s, %d iterations, seeds %v; the map holds %v", path, c.Task, c.Preset, c.RL.Iterations, c.RLSeeds, raw.Config)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Skip("no committed run folders under results/")
+	}
+	t.Logf("%d committed run manifests read", n)
+}
