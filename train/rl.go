@@ -352,8 +352,8 @@ type rlBatch struct {
 	// turns, with RLConfig.TurnContinuations, is what turn-level credit
 	// needs (turncredit.go); nil otherwise.
 	turns *turnValues
-	seqs    []chatlm.Sequence
-	owner   []int // owner[k]: the sample (index into rewards) seqs[k] belongs to
+	seqs  []chatlm.Sequence
+	owner []int // owner[k]: the sample (index into rewards) seqs[k] belongs to
 	// sampled[k], when not nil, holds seqs[k]'s log-probs at its trained
 	// positions as the sampler computed them (chatlm.SampledSequences):
 	// the old log-probs of the first pass, which need no forward pass
