@@ -206,6 +206,9 @@ type RLConfig struct {
 
 	// flipAdvantages negates every advantage: the learning test's sabotage.
 	flipAdvantages bool
+	// swapTurnCredit gives each conversation's turn advantages to its
+	// turns in reverse order: the turn-credit learning test's sabotage.
+	swapTurnCredit bool
 	// wholeMinibatches keeps step from cutting minibatches into length
 	// runs (the test that compares both).
 	wholeMinibatches bool

@@ -49,6 +49,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
@@ -72,6 +73,8 @@ type turnValues struct {
 	// seqTurn[s] is the turn sequence s holds when its conversation is one
 	// sequence per turn, or −1 when it is the whole conversation.
 	seqTurn []int
+	// swap: RLConfig.swapTurnCredit (a learning test's sabotage).
+	swap bool
 }
 
 // turnCredit plays the continuations of b's conversations (eps, played
@@ -79,7 +82,7 @@ type turnValues struct {
 func (r *rlRun) turnCredit(ctx context.Context, b *rlBatch, eps []dialog.Episode, sessions []dialog.AgentSession, it int) error {
 	cfg := r.cfg
 	K, G := cfg.TurnContinuations, cfg.Group
-	tv := &turnValues{value: make([][]float64, len(eps)), trained: make([][]int, len(eps)), seqTurn: make([]int, len(b.seqs))}
+	tv := &turnValues{value: make([][]float64, len(eps)), trained: make([][]int, len(eps)), seqTurn: make([]int, len(b.seqs)), swap: cfg.swapTurnCredit}
 	perSample := make([]int, len(eps))
 	for _, o := range b.owner {
 		perSample[o]++
@@ -177,6 +180,9 @@ func (tv *turnValues) advantages(b rlBatch, adv []float64, group int, eps float6
 			scale = 1 / (sd + eps)
 		}
 		turnAdv[i] = turnAdvantages(v, base, b.rewards[i], scale)
+		if tv.swap {
+			slices.Reverse(turnAdv[i])
+		}
 		for k, a := range turnAdv[i] {
 			if k == 0 {
 				first, nFirst = first+math.Abs(a), nFirst+1
