@@ -1,7 +1,9 @@
 package train
 
-// The RL trainer GRPO and Static share, laid out as CleanRL's ppo.py:
-// config, preallocation, then the iteration, whole, in one loop.
+// The RL trainer GRPO, Static, RFT and StaticRFT share, laid out as
+// CleanRL's ppo.py: config, preallocation, then the iteration, whole, in
+// one loop. Each entry point picks the experience (step 1) and the
+// credit (step 2: GRPO's advantages, or RFT's filter, rft.go).
 //
 // The algorithm is GRPO, Group Relative Policy Optimization (Shao et al.
 // 2024, "DeepSeekMath", §4.1, https://arxiv.org/abs/2402.03300): PPO's
@@ -17,7 +19,8 @@ package train
 //     each sample as training sequences built from the exact sampled ids,
 //     the loss on the policy's own tokens only;
 //  2. group advantages A = (r − mean_G)/(std_G + AdvEps), shared by every
-//     sequence of a sample;
+//     sequence of a sample (RLConfig.Baseline and TurnContinuations vary
+//     the baseline and give each turn its own; RFT: 1 on kept samples);
 //  3. update (update.go): old log-probs (the policy before this
 //     iteration's first step, the sampler's where they line up) and
 //     reference log-probs (the frozen initial policy), then
