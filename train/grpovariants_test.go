@@ -186,8 +186,9 @@ func TestTurnCreditAddsUpToGRPO(t *testing.T) {
 	}
 }
 
-// GRPO's variants are deterministic and resumable like GRPO, and a
-// checkpoint of one variant is not resumed by another.
+// GRPO's variants are resumable like GRPO (steps are taken after the
+// interruption, so the resume has state to restore), and a checkpoint of
+// one variant is not resumed by plain GRPO.
 func TestGRPOVariantsDeterministicAndResumable(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -198,11 +199,19 @@ func TestGRPOVariantsDeterministicAndResumable(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := smallGRPO()
-			cfg.MonitorEvery = 0
+			cfg.MonitorEvery, cfg.Iterations = 0, 6
 			c.edit(&cfg)
-			a, err := grpoWeights(t, cfg, filepath.Join(t.TempDir(), "a"), context.Background(), nil)
+			late := 0 // steps after the interruption below: the resume has something to get right
+			a, err := grpoWeights(t, cfg, filepath.Join(t.TempDir(), "a"), context.Background(), func(r map[string]any) {
+				if n, ok := r[MetricUpdates].(int); ok && r[MetricStep].(int) > 2 {
+					late += n
+				}
+			})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if late == 0 {
+				t.Fatal("no step taken after iteration 2")
 			}
 			out := filepath.Join(t.TempDir(), "d")
 			ctx, cancel := context.WithCancel(context.Background())

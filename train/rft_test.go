@@ -182,16 +182,19 @@ func rftWeights(t *testing.T, cfg RFTConfig, out string, ctx context.Context, lo
 	return m.LM.Params.Data, err
 }
 
-// RFT on the multi-turn toy task: steps are taken, the same seed gives
-// the same weights and another seed others, and a run interrupted after
-// iteration 2 resumes (in a fresh model) to the uninterrupted weights. A
-// GRPO checkpoint is not resumed as RFT.
+// RFT on the multi-turn toy task: steps are taken after iteration 2, the
+// same seed gives the same weights and another seed others, and a run
+// interrupted after iteration 2 resumes (in a fresh model) to the
+// uninterrupted weights. A GRPO checkpoint is not resumed as RFT.
 func TestRFTDeterministicAndResumable(t *testing.T) {
 	cfg := smallRFT()
-	var steps int
+	cfg.Iterations = 6
+	var late int // steps after the interruption below: the resume has something to get right
 	a, err := rftWeights(t, cfg, filepath.Join(t.TempDir(), "a"), context.Background(), func(r map[string]any) {
 		if n, ok := r[MetricUpdates].(int); ok {
-			steps += n
+			if r[MetricStep].(int) > 2 {
+				late += n
+			}
 			if n > 0 {
 				checkKeys(t, r, MetricNLL, MetricGradTokens, MetricRFTKept, MetricSuccess, "grad/norm")
 			}
@@ -200,8 +203,8 @@ func TestRFTDeterministicAndResumable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if steps == 0 {
-		t.Fatal("no step taken")
+	if late == 0 {
+		t.Fatal("no step taken after iteration 2")
 	}
 	b, err := rftWeights(t, cfg, filepath.Join(t.TempDir(), "b"), context.Background(), nil)
 	if err != nil {
@@ -285,3 +288,40 @@ func TestStaticRFTLearnsToAsk(t *testing.T) {
 type askUserAgent struct{}
 
 func (askUserAgent) NewSession(*dialog.View, *rand.Rand) dialog.AgentSession { return nil }
+
+// StaticRFT on the toy task's logs, candidates continued by the frozen
+// base: steps are taken on kept candidates, and a run interrupted after
+// iteration 1 resumes to the uninterrupted weights.
+func TestStaticRFTDeterministicResumable(t *testing.T) {
+	logs := addLogs(t, 12)
+	cfg := StaticRFTConfig{RFTConfig: smallRFT(), Reward: StaticContinuation}
+	cfg.InstancesPerStep = 6
+	run := func(out string, ctx context.Context, log func(map[string]any)) ([]float32, RLResult, error) {
+		m := toyPolicy(t, 80)
+		res, err := StaticRFT(ctx, m, addTask{}, logs, addBehaviour, addUser{}, nil, cfg, out, log)
+		return m.LM.Params.Data, res, err
+	}
+	a, res, err := run(filepath.Join(t.TempDir(), "a"), context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Updates == 0 {
+		t.Fatal("no step taken")
+	}
+	out := filepath.Join(t.TempDir(), "c")
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, _, err := run(out, ctx, func(r map[string]any) {
+		if r[MetricStep] == 1 && r[MetricReward] != nil {
+			cancel()
+		}
+	}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: got %v, want context.Canceled", err)
+	}
+	c, _, err := run(out, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, c) {
+		t.Fatal("resumed run's weights differ from the uninterrupted run's")
+	}
+}
