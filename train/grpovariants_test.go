@@ -435,3 +435,43 @@ func TestGRPOTurnCreditLearnsWhichTurnCounts(t *testing.T) {
 		}
 	}
 }
+
+// A continuation from before an agent turn continues from the very
+// state: with the agent's own dice (the episode's seed) it replays the
+// logged conversation to the end, user state (the toy user's count of
+// tries) included.
+func TestContinuationReplaysFromBeforeATurn(t *testing.T) {
+	eps := addLogs(t, 16)
+	rules := rollout.Rules{Env: dialog.EnvironmentOf(addTask{})}
+	var lives []*rollout.Live
+	var want []dialog.Episode
+	for i := range eps {
+		ep := &eps[i]
+		k := 0
+		for j, m := range ep.Messages {
+			if m.Role != dialog.RoleAssistant {
+				continue
+			}
+			if k++; k == 2 {
+				l, err := continueBefore(context.Background(), ep, j, ep.Seed, addGuesser{}, addUser{}, rules)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lives, want = append(lives, l), append(want, *ep)
+			}
+		}
+	}
+	if len(lives) == 0 {
+		t.Fatal("no logged conversation of two turns: the test checks nothing")
+	}
+	if err := playOut(context.Background(), addGuesser{}, addUser{}, lives); err != nil {
+		t.Fatal(err)
+	}
+	for n, l := range lives {
+		l.Finish(addTask{})
+		if !reflect.DeepEqual(l.Ep.Messages, want[n].Messages) || l.Ep.Reward != want[n].Reward || l.Ep.End != want[n].End {
+			t.Errorf("%s: continued %v (reward %v, %s), logged %v (reward %v, %s)", want[n].ID,
+				l.Ep.Messages, l.Ep.Reward, l.Ep.End, want[n].Messages, want[n].Reward, want[n].End)
+		}
+	}
+}

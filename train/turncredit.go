@@ -130,13 +130,9 @@ func (r *rlRun) turnCredit(ctx context.Context, b *rlBatch, eps []dialog.Episode
 			}
 			if k > 0 && k < len(tv.trained[i]) {
 				for c := range K {
-					pre := *ep
-					pre.Messages = ep.Messages[:j]
-					pre.Seed = rollout.EpisodeSeed(seed, i, k*K+c)
-					pre.MaxTurns = cfg.MaxTurns
-					l, err := rollout.Resume(ctx, pre, agent, r.trainUser, ep.Seed, rules)
+					l, err := continueBefore(ctx, ep, j, rollout.EpisodeSeed(seed, i, k*K+c), agent, r.trainUser, rules)
 					if err != nil {
-						return fmt.Errorf("episode %s before turn %d: %w", ep.ID, k+1, err)
+						return err
 					}
 					lives, where = append(lives, l), append(where, at{i, k})
 				}
@@ -144,13 +140,8 @@ func (r *rlRun) turnCredit(ctx context.Context, b *rlBatch, eps []dialog.Episode
 			k++
 		}
 	}
-	if len(lives) > 0 {
-		if err := rollout.ActAll(ctx, agent, lives, 1); err != nil {
-			return err
-		}
-		if err := complete(ctx, map[string]dialog.Agent{eps[0].Agent: agent}, r.trainUser, lives); err != nil {
-			return err
-		}
+	if err := playOut(ctx, agent, r.trainUser, lives); err != nil {
+		return err
 	}
 	for n, l := range lives {
 		l.Finish(r.task)
@@ -159,6 +150,38 @@ func (r *rlRun) turnCredit(ctx context.Context, b *rlBatch, eps []dialog.Episode
 	b.turns = tv
 	b.metrics[MetricTurnContinuations] = len(lives)
 	return nil
+}
+
+// continueBefore starts a continuation of ep from before its agent
+// message j: the conversation up to the user's reply (and the
+// environment's notes) before it, the agent drawing from agentSeed's dice,
+// the user replaying ep's user through the prefix (ep.Seed, so a scripted
+// user is in the very state it was in, rollout.Resume) and drawing on
+// from there.
+func continueBefore(ctx context.Context, ep *dialog.Episode, j int, agentSeed uint64, agent dialog.Agent, user dialog.User, rules rollout.Rules) (*rollout.Live, error) {
+	pre := *ep
+	pre.Messages, pre.Seed = ep.Messages[:j], agentSeed
+	l, err := rollout.Resume(ctx, pre, agent, user, ep.Seed, rules)
+	if err != nil {
+		return nil, fmt.Errorf("episode %s before message %d: %w", ep.ID, j, err)
+	}
+	return l, nil
+}
+
+// playOut plays continuations to their end in lockstep: the agent takes
+// the turn each was cut before, then user and agent alternate (complete).
+func playOut(ctx context.Context, agent dialog.Agent, user dialog.User, lives []*rollout.Live) error {
+	if len(lives) == 0 {
+		return nil
+	}
+	if err := rollout.ActAll(ctx, agent, lives, 1); err != nil {
+		return err
+	}
+	byName := map[string]dialog.Agent{}
+	for _, l := range lives {
+		byName[l.Ep.Agent] = agent
+	}
+	return complete(ctx, byName, user, lives)
 }
 
 // advantages spreads each sample's GRPO advantage adv[i] over its turns
