@@ -57,32 +57,67 @@ func (r *rlRun) interactiveBatch(ctx context.Context, it int) (rlBatch, error) {
 		Seed: iterSeed(cfg.Seed, it), MaxTurns: cfg.MaxTurns, AgentName: "policy", UserName: "train",
 		CountTokens: r.policy.CountTokens,
 	}
-	if cfg.TrainInstances > 0 && rc.Start+rc.Instances > cfg.TrainInstances {
-		return r.wrappedBatch(ctx, agent, rc)
-	}
-	eps, sessions, err := rollout.Play(ctx, r.task, agent, r.trainUser, rc)
+	eps, sessions, err := r.play(ctx, agent, rc)
 	if err != nil {
 		return rlBatch{}, err
 	}
-	return r.conversations(eps, sessions)
+	b, err := r.conversations(eps, sessions)
+	if err != nil {
+		return rlBatch{}, err
+	}
+	if cfg.Baseline == BaselineGreedy {
+		if err := r.greedyBaselines(ctx, &b, rc); err != nil {
+			return rlBatch{}, fmt.Errorf("greedy baseline: %w", err)
+		}
+	}
+	if cfg.TurnContinuations > 0 {
+		if err := r.turnCredit(ctx, &b, eps, sessions, it); err != nil {
+			return rlBatch{}, fmt.Errorf("turn credit: %w", err)
+		}
+	}
+	return b, nil
 }
 
-// wrappedBatch plays an iteration whose instances run past the end of a
-// finite split: the tail, then the head. Each episode's seed depends only
-// on its instance and sample, so the split into two runs changes nothing.
-func (r *rlRun) wrappedBatch(ctx context.Context, agent *chatlm.Agent, rc rollout.Config) (rlBatch, error) {
+// play plays rc against the training user. An iteration whose instances
+// run past the end of a finite split plays the tail, then the head. Each
+// episode's seed depends only on its instance and sample, so the split
+// into two runs changes nothing.
+func (r *rlRun) play(ctx context.Context, agent *chatlm.Agent, rc rollout.Config) ([]dialog.Episode, []dialog.AgentSession, error) {
+	if r.cfg.TrainInstances == 0 || rc.Start+rc.Instances <= r.cfg.TrainInstances {
+		return rollout.Play(ctx, r.task, agent, r.trainUser, rc)
+	}
 	tail, head := rc, rc
 	tail.Instances = r.cfg.TrainInstances - rc.Start
 	head.Start, head.Instances = 0, rc.Instances-tail.Instances
 	eps, sessions, err := rollout.Play(ctx, r.task, agent, r.trainUser, tail)
 	if err != nil {
-		return rlBatch{}, err
+		return nil, nil, err
 	}
 	e, s, err := rollout.Play(ctx, r.task, agent, r.trainUser, head)
 	if err != nil {
-		return rlBatch{}, err
+		return nil, nil, err
 	}
-	return r.conversations(append(eps, e...), append(sessions, s...))
+	return append(eps, e...), append(sessions, s...), nil
+}
+
+// greedyBaselines plays BaselineGreedy's conversation for each of the
+// iteration's problems (rc's, one each): the policy greedy, against the
+// user of the problem's first sample (rollout.EpisodeSeed of sample 0),
+// and records their rewards in b.greedy.
+func (r *rlRun) greedyBaselines(ctx context.Context, b *rlBatch, rc rollout.Config) error {
+	gen := r.cfg.Gen
+	gen.Temperature = 0
+	rc.Group = 1
+	eps, _, err := r.play(ctx, &chatlm.Agent{Model: r.policy, Gen: gen, Tool: r.tool}, rc)
+	if err != nil {
+		return err
+	}
+	b.greedy = make([]float64, len(eps))
+	for i, ep := range eps {
+		b.greedy[i] = ep.Reward
+	}
+	b.metrics[MetricGreedyReward] = mean(b.greedy)
+	return nil
 }
 
 // conversations turns the played episodes into training sequences, each
@@ -90,7 +125,7 @@ func (r *rlRun) wrappedBatch(ctx context.Context, agent *chatlm.Agent, rc rollou
 // the whole conversation as one sequence where that is exact, else one per
 // agent turn. All of a conversation's sequences share its advantage.
 func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSession) (rlBatch, error) {
-	b := rlBatch{rewards: make([]float64, len(eps)), owner: make([]int, 0, len(eps))}
+	b := rlBatch{rewards: make([]float64, len(eps)), success: make([]bool, len(eps)), owner: make([]int, 0, len(eps))}
 	var success, turns, agentTokens, split, nll, sampledTokens float64
 	for i := range eps {
 		ep := &eps[i]
@@ -126,7 +161,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 				}
 			}
 		}
-		b.rewards[i] = ep.Reward
+		b.rewards[i], b.success[i] = ep.Reward, ep.Success
 		if ep.Success {
 			success++
 		}
@@ -134,7 +169,7 @@ func (r *rlRun) conversations(eps []dialog.Episode, sessions []dialog.AgentSessi
 	}
 	n := float64(len(eps))
 	b.metrics = map[string]any{
-		MetricReward: mean(b.rewards), "rollout/success": success / n,
+		MetricReward: mean(b.rewards), MetricSuccess: success / n,
 		"rollout/turns": turns / n, "rollout/agent_tokens": agentTokens / n, "rollout/split_turns": split / n,
 	}
 	if sampledTokens > 0 {

@@ -60,6 +60,27 @@ const (
 	// a static candidate is one turn, an interactive sample a whole
 	// conversation, so equal sequences are not equal gradient.
 	MetricGradTokens = "train/grad_tokens"
+	// MetricSuccess is the share of an iteration's samples the training
+	// partner marked successful (dialog.Episode.Success).
+	MetricSuccess = "rollout/success"
+	// MetricNLL is the mean NLL of the trained tokens over an iteration's
+	// cross-entropy steps (RFT), in place of the policy-loss keys.
+	MetricNLL = "loss/nll"
+
+	// An RFT iteration (rft.go): the conversations (samples) kept, and
+	// the problems with at least one kept. Their agent tokens are
+	// MetricGradTokens, the success rate MetricSuccess.
+	MetricRFTKept         = "rft/kept"
+	MetricRFTKeptProblems = "rft/kept_problems"
+
+	// BaselineGreedy: the mean reward of the iteration's greedy
+	// conversations (one per problem).
+	MetricGreedyReward = "rollout/greedy_reward_mean"
+	// Turn-level credit (turncredit.go): continuations played, and the
+	// mean absolute advantage of first turns and of later turns.
+	MetricTurnContinuations = "turn/continuations"
+	MetricTurnAdvFirst      = "turn/adv_abs_first"
+	MetricTurnAdvLater      = "turn/adv_abs_later"
 
 	// A reading of the reward-hacking monitor: the policy's mean reward on
 	// its held-out problems against the training user and the human proxy.

@@ -9,16 +9,18 @@ import (
 	"path/filepath"
 )
 
-// The names GRPO and Static run under (newRLRun's algo): the namespace
-// of their logged config ("grpo/config") and the base of their result
-// file.
+// The names GRPO, Static, RFT and StaticRFT run under (newRLRun's
+// algo): the namespace of their logged config ("grpo/config") and the
+// base of their result file.
 const (
-	algoGRPO   = "grpo"
-	algoStatic = "static"
+	algoGRPO      = "grpo"
+	algoStatic    = "static"
+	algoRFT       = "rft"
+	algoStaticRFT = "static_rft"
 )
 
-// rlAlgos are both.
-var rlAlgos = []string{algoGRPO, algoStatic}
+// rlAlgos are all of them.
+var rlAlgos = []string{algoGRPO, algoStatic, algoRFT, algoStaticRFT}
 
 // resultFile is where a finished RL run of algo writes its RLResult,
 // beside the final model.
@@ -38,8 +40,9 @@ func readRLResult(dir, algo string) (RLResult, error) {
 	return res, nil
 }
 
-// ReadRLResult reads the RLResult that a finished GRPO or static run
-// wrote beside its final model in dir (GRPO and Static return the same).
+// ReadRLResult reads the RLResult that a finished GRPO, static, RFT or
+// static RFT run wrote beside its final model in dir (all four return
+// the same).
 func ReadRLResult(dir string) (RLResult, error) {
 	for _, algo := range rlAlgos {
 		res, err := readRLResult(dir, algo)
@@ -48,5 +51,5 @@ func ReadRLResult(dir string) (RLResult, error) {
 		}
 		return res, err
 	}
-	return RLResult{}, fmt.Errorf("rl result: %s holds no finished GRPO or static run: %w", dir, fs.ErrNotExist)
+	return RLResult{}, fmt.Errorf("rl result: %s holds no finished GRPO, static or RFT run: %w", dir, fs.ErrNotExist)
 }

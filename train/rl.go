@@ -1,7 +1,9 @@
 package train
 
-// The RL trainer GRPO and Static share, laid out as CleanRL's ppo.py:
-// config, preallocation, then the iteration, whole, in one loop.
+// The RL trainer GRPO, Static, RFT and StaticRFT share, laid out as
+// CleanRL's ppo.py: config, preallocation, then the iteration, whole, in
+// one loop. Each entry point picks the experience (step 1) and the
+// credit (step 2: GRPO's advantages, or RFT's filter, rft.go).
 //
 // The algorithm is GRPO, Group Relative Policy Optimization (Shao et al.
 // 2024, "DeepSeekMath", §4.1, https://arxiv.org/abs/2402.03300): PPO's
@@ -17,7 +19,8 @@ package train
 //     each sample as training sequences built from the exact sampled ids,
 //     the loss on the policy's own tokens only;
 //  2. group advantages A = (r − mean_G)/(std_G + AdvEps), shared by every
-//     sequence of a sample;
+//     sequence of a sample (RLConfig.Baseline and TurnContinuations vary
+//     the baseline and give each turn its own; RFT: 1 on kept samples);
 //  3. update (update.go): old log-probs (the policy before this
 //     iteration's first step, the sampler's where they line up) and
 //     reference log-probs (the frozen initial policy), then
@@ -180,12 +183,49 @@ type RLConfig struct {
 	// a reading is still paired with iteration 0's. Default off.
 	HackingSampled bool `json:",omitempty"`
 
+	// Baseline is what a conversation's reward is compared with:
+	// BaselineGroup (the default, "" reads the same) is GRPO's group mean
+	// and std, A = (r − mean_G)/(std_G + AdvEps); BaselineGreedy plays one
+	// more conversation per problem with the policy greedy (temperature 0,
+	// Gen's other settings, the user of the group's first sample) and uses
+	// its reward, A = r − r_greedy, unscaled (ReMax, Li et al. 2023,
+	// https://arxiv.org/abs/2310.10505). The greedy conversation only
+	// scores: it is not trained on. RL that only pulls the sampled policy
+	// up to its own greedy level earns nothing under it; a sample earns
+	// credit only where it beats (or loses to) the mode a deployment would
+	// decode. Costs one conversation per problem on top of the G.
+	Baseline string `json:",omitempty"`
+	// TurnContinuations, when positive, gives every agent turn its own
+	// advantage (turn-level credit, turncredit.go): K on-policy
+	// continuations from the state before each of a conversation's agent
+	// turns but the first estimate that state's value V̂, and turn k's
+	// advantage is V̂(after it) − V̂(before it), the value before the first
+	// turn being the baseline's and the value after the last the
+	// conversation's reward, so that a conversation's turn advantages add
+	// up to its Baseline advantage. It needs LossMean "token" (see
+	// turncredit.go on the length bias when the agent decides when to
+	// stop). Default 0: every turn shares the conversation's advantage.
+	TurnContinuations int `json:",omitempty"`
+
 	// flipAdvantages negates every advantage: the learning test's sabotage.
 	flipAdvantages bool
+	// swapTurnCredit gives each conversation's turn advantages to its
+	// turns in reverse order: the turn-credit learning test's sabotage.
+	swapTurnCredit bool
 	// wholeMinibatches keeps step from cutting minibatches into length
 	// runs (the test that compares both).
 	wholeMinibatches bool
 }
+
+// The baselines of RLConfig.Baseline.
+const (
+	BaselineGroup  = "group"
+	BaselineGreedy = "greedy"
+)
+
+// maxTurnContinuations bounds RLConfig.TurnContinuations: each one plays
+// the rest of a conversation from every agent turn.
+const maxTurnContinuations = 16
 
 // The ways PolicyLoss averages a minibatch (RLConfig.LossMean).
 const (
@@ -257,6 +297,15 @@ func (c RLConfig) Validate() error {
 		return fmt.Errorf("rl config: advantage eps %v, want > 0", c.AdvEps)
 	case c.LossMean != LossMeanToken && c.LossMean != LossMeanSequence:
 		return fmt.Errorf("rl config: loss mean %q, want %q or %q", c.LossMean, LossMeanToken, LossMeanSequence)
+	case c.Baseline != "" && c.Baseline != BaselineGroup && c.Baseline != BaselineGreedy:
+		return fmt.Errorf("rl config: baseline %q, want %q or %q", c.Baseline, BaselineGroup, BaselineGreedy)
+	case c.TurnContinuations < 0 || c.TurnContinuations > maxTurnContinuations:
+		return fmt.Errorf("rl config: turn continuations %d, want 0 to %d", c.TurnContinuations, maxTurnContinuations)
+	case c.TurnContinuations > 0 && c.LossMean != LossMeanToken:
+		// A per-conversation mean weighs a turn by 1/(its conversation's
+		// tokens), which the agent's own stopping decision sets: an
+		// action-dependent weight, the bias turn credit is built to avoid.
+		return fmt.Errorf("rl config: turn continuations need loss mean %q, not %q", LossMeanToken, c.LossMean)
 	case c.UpdatesPerBatch <= 0 || c.MiniBatch <= 0:
 		return fmt.Errorf("rl config: updates per batch %d and minibatch %d must be positive", c.UpdatesPerBatch, c.MiniBatch)
 	case !(c.LR > 0) || c.Warmup < 0 || !(c.WeightDecay >= 0):
@@ -299,8 +348,18 @@ type experience func(ctx context.Context, it int) (rlBatch, error)
 // aligned with seqs.
 type rlBatch struct {
 	rewards []float64
-	seqs    []chatlm.Sequence
-	owner   []int // owner[k]: the sample (index into rewards) seqs[k] belongs to
+	// success[i] is the partner's verdict on sample i (dialog.Episode's
+	// Success; a static outcome candidate's is its reward 1): what RFT
+	// keeps.
+	success []bool
+	// greedy[g], with BaselineGreedy, is the reward of group g's greedy
+	// conversation; nil otherwise.
+	greedy []float64
+	// turns, with RLConfig.TurnContinuations, is what turn-level credit
+	// needs (turncredit.go); nil otherwise.
+	turns *turnValues
+	seqs  []chatlm.Sequence
+	owner []int // owner[k]: the sample (index into rewards) seqs[k] belongs to
 	// sampled[k], when not nil, holds seqs[k]'s log-probs at its trained
 	// positions as the sampler computed them (chatlm.SampledSequences):
 	// the old log-probs of the first pass, which need no forward pass
@@ -313,6 +372,12 @@ type rlBatch struct {
 func (b rlBatch) check(group int) error {
 	if len(b.rewards) == 0 || len(b.rewards)%group != 0 {
 		return fmt.Errorf("experience: %d rewards, want whole groups of %d", len(b.rewards), group)
+	}
+	if b.success != nil && len(b.success) != len(b.rewards) {
+		return fmt.Errorf("experience: %d success flags for %d rewards", len(b.success), len(b.rewards))
+	}
+	if b.greedy != nil && len(b.greedy)*group != len(b.rewards) {
+		return fmt.Errorf("experience: %d greedy baselines for %d groups", len(b.greedy), len(b.rewards)/group)
 	}
 	if len(b.owner) != len(b.seqs) || len(b.sampled) != len(b.seqs) {
 		return fmt.Errorf("experience: %d sequences with %d owners and %d sampled log-prob rows", len(b.seqs), len(b.owner), len(b.sampled))
@@ -364,6 +429,50 @@ type rlRun struct {
 	// fingerprint is what a resumed run must agree on besides the config
 	// (the static trainer's number of prompts).
 	fingerprint int
+	// credit turns an iteration's experience into advantages (the loop's
+	// step 2): GRPO's (grpoCredit, with its Baseline and turn-credit
+	// variants) or RFT's filter (rft.go).
+	credit func(b rlBatch) advantages
+	// crossEntropy: the update minimises the advantage-weighted NLL of
+	// the trained tokens (SFT's loss, lm.MaskedNLL) instead of the
+	// clipped policy objective, and needs no old or reference log-probs
+	// (RFT: advantage 1 on the kept conversations).
+	crossEntropy bool
+}
+
+// advantages are an iteration's credit: seq[k] is sequence k's advantage
+// and, where pos[k] is not nil, pos[k][t] that of its position t instead
+// (turn-level credit); metrics are the credit's own log keys.
+type advantages struct {
+	seq     []float64
+	pos     [][]float32
+	metrics map[string]any
+}
+
+// grpoCredit is GRPO's step 2: group-relative advantages (RLConfig.Baseline),
+// spread over the turns when RLConfig.TurnContinuations is set.
+func (r *rlRun) grpoCredit(b rlBatch) advantages {
+	cfg := r.cfg
+	var adv []float64
+	if b.greedy != nil {
+		adv = greedyAdvantages(b.rewards, b.greedy, cfg.Group)
+	} else {
+		adv = GroupAdvantages(b.rewards, cfg.Group, cfg.AdvEps)
+	}
+	if b.turns == nil {
+		return advantages{seq: b.seqAdvantages(adv)}
+	}
+	return b.turns.advantages(b, adv, cfg.Group, cfg.AdvEps)
+}
+
+// greedyAdvantages is BaselineGreedy's advantage: each reward less its
+// group's greedy conversation's, greedy[g] for rewards[g·group:(g+1)·group].
+func greedyAdvantages(rewards, greedy []float64, group int) []float64 {
+	adv := make([]float64, len(rewards))
+	for i, r := range rewards {
+		adv[i] = r - greedy[i/group]
+	}
+	return adv
 }
 
 // newRLRun allocates what a run keeps from iteration to iteration: the
@@ -386,13 +495,15 @@ func newRLRun(policy *chatlm.Model, t rollout.Task, trainUser, monitorUser dialo
 	if err != nil {
 		return nil, fmt.Errorf("%s: reference policy: %w", algo, err)
 	}
-	return &rlRun{
+	r := &rlRun{
 		algo: algo, cfg: cfg, policy: policy, ref: ref, opt: opt,
 		sched: lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR, Warmup: cfg.Warmup},
 		task:  t, tool: dialog.ToolOf(t), trainUser: trainUser, monitorUser: monitorUser, out: out, logf: log,
 		st: rlState{Algo: algo, Seed: cfg.Seed, Group: cfg.Group, InstancesPerStep: cfg.InstancesPerStep, Start: cfg.Start,
 			Settings: cfg.settings(), User: userFingerprint(trainUser)},
-	}, nil
+	}
+	r.credit = r.grpoCredit
+	return r, nil
 }
 
 // log logs rec, counting it in the state a checkpoint saves
@@ -481,20 +592,18 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		}
 		rolloutS := time.Since(iterStart).Seconds()
 
-		// 2. Group-relative advantages.
-		adv := GroupAdvantages(batch.rewards, cfg.Group, cfg.AdvEps)
+		// 2. Advantages: group-relative (GRPO), or the filter (RFT).
+		adv := r.credit(batch)
 		if cfg.flipAdvantages {
-			for i := range adv {
-				adv[i] = -adv[i]
-			}
+			adv.flip()
 		}
 		groupVar, flatGroups := groupRewardStats(batch.rewards, cfg.Group)
 
 		// 3. Old and reference log-probs, then the clipped minibatch
-		// updates. Until the iteration is counted, the weights are part of
-		// the way through it.
+		// updates (RFT: cross-entropy steps). Until the iteration is
+		// counted, the weights are part of the way through it.
 		r.midUpdate = true
-		us, err := r.update(batch.seqs, batch.seqAdvantages(adv), batch.sampled, it)
+		us, err := r.updateTokens(batch.seqs, adv.seq, adv.pos, batch.sampled, it)
 		if err != nil {
 			return r.stop(ctx, it, err)
 		}
@@ -517,6 +626,9 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		rec := map[string]any{MetricStep: r.st.Iter, "perf/iter_s": iterS, "perf/rollout_s": rolloutS,
 			MetricTokensPerS: seqTokens / iterS, "rollout/group_reward_var": groupVar, MetricFlatGroups: flatGroups}
 		for k, v := range batch.metrics {
+			rec[k] = v
+		}
+		for k, v := range adv.metrics {
 			rec[k] = v
 		}
 		for k, v := range us.metrics() {
@@ -566,6 +678,18 @@ func (r *rlRun) stop(ctx context.Context, it int, err error) (RLResult, error) {
 		}
 	}
 	return RLResult{}, fmt.Errorf("%s iteration %d: %w", r.algo, it, err)
+}
+
+// flip negates every advantage (the learning tests' sabotage).
+func (a advantages) flip() {
+	for i := range a.seq {
+		a.seq[i] = -a.seq[i]
+	}
+	for _, p := range a.pos {
+		for t := range p {
+			p[t] = -p[t]
+		}
+	}
 }
 
 func mean(xs []float64) float64 {

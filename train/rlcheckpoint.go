@@ -67,12 +67,20 @@ type rlSettings struct {
 	// not grow on a resume. Zero (absent) for a constant rate, so older
 	// checkpoints read the same.
 	CosineIterations int `json:"cosine_iterations,omitempty"`
+	// Baseline and TurnContinuations are GRPO's variants; absent at
+	// their defaults, so older checkpoints read the same.
+	Baseline          string `json:"baseline,omitempty"`
+	TurnContinuations int    `json:"turn_continuations,omitempty"`
 }
 
 func (c RLConfig) settings() rlSettings {
 	s := rlSettings{Split: c.Split, TrainInstances: c.TrainInstances, MaxTurns: c.MaxTurns, Gen: c.Gen,
 		ClipEps: c.ClipEps, Beta: c.Beta, AdvEps: c.AdvEps, UpdatesPerBatch: c.UpdatesPerBatch, MiniBatch: c.MiniBatch,
-		KeepFlatGroups: c.KeepFlatGroups, LossMean: c.LossMean, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm}
+		KeepFlatGroups: c.KeepFlatGroups, LossMean: c.LossMean, LR: c.LR, Warmup: c.Warmup, WeightDecay: c.WeightDecay, ClipNorm: c.ClipNorm,
+		TurnContinuations: c.TurnContinuations}
+	if c.Baseline != BaselineGroup {
+		s.Baseline = c.Baseline // "" and "group" are one baseline
+	}
 	if c.LRCosine {
 		s.CosineIterations = c.Iterations
 	}

@@ -43,7 +43,6 @@ package train
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -142,8 +141,20 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 	if err := cfg.Validate(); err != nil {
 		return RLResult{}, fmt.Errorf("static: %w", err)
 	}
+	s, err := newStaticRun(policy, t, logs, behaviour, sim, monitorUser, cfg, algoStatic, out, log)
+	if err != nil {
+		return RLResult{}, err
+	}
+	// A resumed run must have the same prompts and draw them the same way.
+	s.fingerprint = len(s.prompts) + cfg.FillRounds<<40 + cfg.GradTokens<<45
+	return s.loop(ctx, s.batch)
+}
+
+// newStaticRun cuts the logs into prompts and sets up the trainer (as
+// algo, Static's or StaticRFT's) and its experience.
+func newStaticRun(policy *chatlm.Model, t rollout.Task, logs []dialog.Episode, behaviour BehaviourAgents, sim, monitorUser dialog.User, cfg StaticConfig, algo, out string, log func(map[string]any)) (*staticRun, error) {
 	if t == nil || sim == nil || behaviour == nil {
-		return RLResult{}, errors.New("static: need a task, a simulator and the behaviour agents")
+		return nil, fmt.Errorf("%s: need a task, a simulator and the behaviour agents", algo)
 	}
 	var prompts []prompt
 	agents := map[string]dialog.Agent{}
@@ -152,29 +163,26 @@ func Static(ctx context.Context, policy *chatlm.Model, t rollout.Task, logs []di
 		if _, ok := agents[ep.Agent]; !ok {
 			a, err := behaviour(ep.Agent)
 			if err != nil {
-				return RLResult{}, fmt.Errorf("static: episode %s: behaviour agent %q: %w", ep.ID, ep.Agent, err)
+				return nil, fmt.Errorf("%s: episode %s: behaviour agent %q: %w", algo, ep.ID, ep.Agent, err)
 			}
 			agents[ep.Agent] = a
 		}
 		prompts = cutPrompts(t, ep, cfg.MaxTurns, cfg.Reward == StaticOutcome, prompts)
 	}
 	if len(prompts) == 0 {
-		return RLResult{}, errors.New("static: the logs hold no agent turn to learn from")
+		return nil, fmt.Errorf("%s: the logs hold no agent turn to learn from", algo)
 	}
-	r, err := newRLRun(policy, t, sim, monitorUser, cfg.RLConfig, algoStatic, out, log)
+	r, err := newRLRun(policy, t, sim, monitorUser, cfg.RLConfig, algo, out, log)
 	if err != nil {
-		return RLResult{}, err
+		return nil, err
 	}
-	// A resumed run must have the same prompts and draw them the same way.
-	r.fingerprint = len(prompts) + cfg.FillRounds<<40 + cfg.GradTokens<<45
 	if cfg.Reward == StaticContinuation {
 		base := &chatlm.Agent{Model: r.ref, Gen: cfg.Gen, Tool: r.tool}
 		for name := range agents {
 			agents[name] = base
 		}
 	}
-	s := &staticRun{rlRun: r, prompts: prompts, agents: agents, outcome: cfg.Reward == StaticOutcome, fillRounds: cfg.FillRounds, gradTokens: cfg.GradTokens}
-	return r.loop(ctx, s.batch)
+	return &staticRun{rlRun: r, prompts: prompts, agents: agents, outcome: cfg.Reward == StaticOutcome, fillRounds: cfg.FillRounds, gradTokens: cfg.GradTokens}, nil
 }
 
 // cutPrompts appends to dst the prompts of ep: a cut before each of its
@@ -339,6 +347,7 @@ func (b rlBatch) groupGradTokens(j, G int, eps float64) int {
 func (b *rlBatch) appendGroup(from rlBatch, j, G int) {
 	base := len(b.rewards)
 	b.rewards = append(b.rewards, from.rewards[j:j+G]...)
+	b.success = append(b.success, from.success[j:j+G]...)
 	for k, o := range from.owner {
 		if o >= j && o < j+G {
 			b.seqs = append(b.seqs, from.seqs[k])
@@ -376,7 +385,7 @@ func (s *staticRun) round(ctx context.Context, it, r, first int) (rlBatch, error
 	}
 	// One sequence per candidate; the sampler's log-probs are not reused
 	// (sampled rows nil), the first pass computes them.
-	b := rlBatch{rewards: make([]float64, P*G), seqs: make([]chatlm.Sequence, P*G), owner: make([]int, P*G), sampled: make([][]float32, P*G)}
+	b := rlBatch{rewards: make([]float64, P*G), success: make([]bool, P*G), seqs: make([]chatlm.Sequence, P*G), owner: make([]int, P*G), sampled: make([][]float32, P*G)}
 	branches := make([]*rollout.Live, P*G)
 	var tokens, cutTurn float64
 	for j, p := range ps {
@@ -396,6 +405,7 @@ func (s *staticRun) round(ctx context.Context, it, r, first int) (rlBatch, error
 			cand := dialog.Message{Role: dialog.RoleAssistant, Content: turns[k].Text, Tokens: len(turns[k].IDs)}
 			if s.outcome {
 				b.rewards[k] = outcomeReward(s.task, p, cand)
+				b.success[k] = b.rewards[k] == 1
 				continue
 			}
 			msgs := p.with(cand)
@@ -409,7 +419,7 @@ func (s *staticRun) round(ctx context.Context, it, r, first int) (rlBatch, error
 	}
 	n := float64(P * G)
 	if s.outcome {
-		b.metrics = map[string]any{MetricReward: mean(b.rewards), "rollout/success": mean(b.rewards),
+		b.metrics = map[string]any{MetricReward: mean(b.rewards), MetricSuccess: mean(b.rewards),
 			"rollout/turns": 1.0, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 		return b, nil
 	}
@@ -419,13 +429,13 @@ func (s *staticRun) round(ctx context.Context, it, r, first int) (rlBatch, error
 	var success, total float64
 	for k, br := range branches {
 		br.Finish(s.task)
-		b.rewards[k] = br.Ep.Reward
+		b.rewards[k], b.success[k] = br.Ep.Reward, br.Ep.Success
 		if br.Ep.Success {
 			success++
 		}
 		total += float64(br.Ep.Turns)
 	}
-	b.metrics = map[string]any{MetricReward: mean(b.rewards), "rollout/success": success / n,
+	b.metrics = map[string]any{MetricReward: mean(b.rewards), MetricSuccess: success / n,
 		"rollout/turns": total / n, "rollout/agent_tokens": tokens / n, "static/cut_turn": cutTurn / float64(P)}
 	return b, nil
 }

@@ -26,6 +26,9 @@ type updateStats struct {
 	// logprobS and stepS are the seconds spent on the old and reference
 	// log-probs and on the minibatch steps.
 	logprobS, stepS float64
+	// crossEntropy: loss is the NLL of the trained tokens (rlRun.crossEntropy),
+	// and there is no KL, clip or ratio to report.
+	crossEntropy bool
 }
 
 func (u updateStats) metrics() map[string]any {
@@ -38,8 +41,13 @@ func (u updateStats) metrics() map[string]any {
 		return m // no signal: logged as a skipped update, no loss keys
 	}
 	n := float64(u.steps)
+	m["grad/norm"] = u.gradSum / n
+	if u.crossEntropy {
+		m[MetricNLL] = u.loss / n
+		return m
+	}
 	m[MetricPolicyLoss], m[MetricKL], m[MetricClipFrac] = u.loss/n, u.kl/n, u.clipFrac/n
-	m["loss/ratio"], m["grad/norm"] = u.ratio/n, u.gradSum/n
+	m["loss/ratio"] = u.ratio / n
 	return m
 }
 
@@ -49,26 +57,52 @@ func (u updateStats) metrics() map[string]any {
 // are sampled[k] where it is not nil (rlBatch.sampled), else computed. It
 // takes no step when no sequence carries signal.
 func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float32, it int) (updateStats, error) {
+	return r.updateTokens(seqs, adv, nil, sampled, it)
+}
+
+// updateTokens is update with, where pos[k] is not nil, an advantage per
+// position of seqs[k] (pos[k][t] for the prediction at t; turn-level
+// credit) in place of adv[k]. With rlRun.crossEntropy it takes
+// cross-entropy steps (RFT) and computes no old or reference log-probs.
+func (r *rlRun) updateTokens(seqs []chatlm.Sequence, adv []float64, pos [][]float32, sampled [][]float32, it int) (updateStats, error) {
 	cfg := r.cfg
-	var us updateStats
+	us := updateStats{crossEntropy: r.crossEntropy}
 	if cfg.LRCosine {
 		us.lrScale = cfg.lrFactor(it)
 	}
 	var idx []int
 	for i, a := range adv {
-		us.maxAdv = max(us.maxAdv, math.Abs(a))
 		n := seqs[i].Trained()
-		if (a != 0 || cfg.KeepFlatGroups) && n > 0 {
-			idx = append(idx, i)
+		signal := a != 0
+		if pos != nil && pos[i] != nil {
+			signal = false
+			for t, w := range seqs[i].Mask {
+				if w > 0 && pos[i][t] != 0 {
+					signal = true
+					us.gradTokens++
+					us.maxAdv = max(us.maxAdv, math.Abs(float64(pos[i][t])))
+				}
+			}
+		} else {
+			us.maxAdv = max(us.maxAdv, math.Abs(a))
+			if signal {
+				us.gradTokens += n
+			}
 		}
-		if a != 0 {
-			us.gradTokens += n
+		if (signal || cfg.KeepFlatGroups) && n > 0 {
+			idx = append(idx, i)
 		}
 	}
 	if us.maxAdv == 0 || len(idx) == 0 {
 		return us, nil // every group flat: nothing to learn from
 	}
 	us.seqs = len(idx)
+	if r.crossEntropy {
+		// No ratio to clip and no KL: the steps need neither old nor
+		// reference log-probs.
+		none := make([][]float32, len(idx))
+		return r.passes(us, seqs, idx, none, none, adv, pos, it)
+	}
 	start := time.Now()
 	// Old log-probs: the policy before this iteration's first step, on
 	// exactly the sequences it is trained on, so the first pass has ratio
@@ -102,13 +136,20 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float3
 		return us, err
 	}
 	us.logprobS = time.Since(start).Seconds()
-	start = time.Now()
+	return r.passes(us, seqs, idx, old, ref, adv, pos, it)
+}
+
+// passes runs the UpdatesPerBatch passes of minibatch steps over
+// seqs[idx[…]], in an order seeded by (Seed, it).
+func (r *rlRun) passes(us updateStats, seqs []chatlm.Sequence, idx []int, old, ref [][]float32, adv []float64, pos [][]float32, it int) (updateStats, error) {
+	cfg := r.cfg
+	start := time.Now()
 	rng := rand.New(rand.NewPCG(iterSeed(cfg.Seed, it), streamMinibatch))
 	for pass := 0; pass < cfg.UpdatesPerBatch; pass++ {
 		order := rng.Perm(len(idx))
 		for lo := 0; lo < len(order); lo += cfg.MiniBatch {
 			mb := order[lo:min(lo+cfg.MiniBatch, len(order))]
-			st, norm, err := r.step(seqs, idx, mb, old, ref, adv)
+			st, norm, err := r.step(seqs, idx, mb, old, ref, adv, pos)
 			if err != nil {
 				return us, err
 			}
@@ -129,7 +170,7 @@ func (r *rlRun) update(seqs []chatlm.Sequence, adv []float64, sampled [][]float3
 // tokens, which is the whole minibatch's step up to float rounding. A
 // minibatch that gains little from cutting is one run in its own order,
 // as before.
-func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32, adv []float64) (PolicyLossStats, float64, error) {
+func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32, adv []float64, pos [][]float32) (PolicyLossStats, float64, error) {
 	cfg := r.cfg
 	runs := [][]int{mb}
 	if !cfg.wholeMinibatches {
@@ -161,8 +202,18 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 			copy(oldFlat[j*T:], old[k])
 			copy(refFlat[j*T:], ref[k])
 			a, w := float32(adv[idx[k]]), seqWeight(k)
+			var pa []float32 // per-position advantages (turn credit), when set
+			if pos != nil {
+				pa = pos[idx[k]]
+			}
 			for t := 0; t < T; t++ {
 				advFlat[j*T+t] = a
+				if pa != nil {
+					advFlat[j*T+t] = 0
+					if t < len(pa) {
+						advFlat[j*T+t] = pa[t]
+					}
+				}
 				if w != 1 {
 					mask[j*T+t] *= w
 				}
@@ -172,9 +223,17 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		if err != nil {
 			return PolicyLossStats{}, 0, err
 		}
-		rs := policyLossInto(dlogp, logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
-		if cfg.Beta == 0 {
-			rs.KL = meanKL(logp, refFlat, mask) // still worth watching
+		var rs PolicyLossStats
+		if r.crossEntropy {
+			rs, err = crossEntropyInto(dlogp, logp, advFlat, mask)
+			if err != nil {
+				return PolicyLossStats{}, 0, err
+			}
+		} else {
+			rs = policyLossInto(dlogp, logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
+			if cfg.Beta == 0 {
+				rs.KL = meanKL(logp, refFlat, mask) // still worth watching
+			}
 		}
 		if len(runs) == 1 {
 			st = rs
@@ -195,6 +254,27 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		return st, norm, err
 	}
 	return st, norm, nil
+}
+
+// crossEntropyInto is RFT's loss, written like policyLossInto: SFT's
+// masked mean NLL (lm.MaskedNLL, the loss lm.SFTStep takes) with each
+// position's gradient scaled by its advantage, which is 1 on every kept
+// conversation's tokens (and −1 under the learning test's flipped sign).
+func crossEntropyInto(dlogp, logp, adv, mask []float32) (PolicyLossStats, error) {
+	nll, d, err := lm.MaskedNLL(logp, mask)
+	if err != nil {
+		return PolicyLossStats{}, err
+	}
+	var st PolicyLossStats
+	for i, w := range mask {
+		dlogp[i] = d[i] * adv[i]
+		if w > 0 {
+			st.Tokens++
+			st.Weight += float64(w)
+		}
+	}
+	st.Loss = nll
+	return st, nil
 }
 
 // updateBuffers are a minibatch run's old and reference log-probs, its
