@@ -24,9 +24,11 @@ type PipelineEstimate struct {
 	// moment estimate, 0 when the pipelines agree within their problems'
 	// noise).
 	Tau float64 `json:"tau"`
-	// Shared is the covariance of two pipelines' mean differences that
-	// their playing the same problems induces (0 when they play
-	// different ones).
+	// Within is the variance of one pipeline's mean difference over its
+	// problems (the mean over pipelines), and Shared the covariance of two
+	// pipelines' mean differences that their playing the same problems
+	// induces (0 when they play different ones).
+	Within float64 `json:"within"`
 	Shared float64 `json:"shared"`
 }
 
@@ -108,23 +110,30 @@ func PipelineInterval(d [][]float64, conf float64) (PipelineEstimate, error) {
 		}
 		c = max(c/float64(pairs), 0)
 	}
-	return poolMeans(means, w, c, conf), nil
+	return poolMeans(means, w, c, tQuantile(conf, k)), nil
 }
 
-// poolMeans is PipelineInterval's interval from the pipelines' means, w
-// (the variance of one pipeline's mean over its problems) and c (the
-// covariance the shared problems induce between two means).
-func poolMeans(means []float64, w, c, conf float64) PipelineEstimate {
+// tQuantile is the interval's t for k pipelines at level conf (0.95
+// outside (0,1)).
+func tQuantile(conf float64, k int) float64 {
 	if !(conf > 0 && conf < 1) {
 		conf = 0.95
 	}
+	return StudentTQuantile(0.5+conf/2, float64(k-1))
+}
+
+// poolMeans is PipelineInterval's interval from the pipelines' means, w
+// (the variance of one pipeline's mean over its problems), c (the
+// covariance the shared problems induce between two means) and t
+// (tQuantile).
+func poolMeans(means []float64, w, c, t float64) PipelineEstimate {
 	k := float64(len(means))
 	m := Mean(means)
 	s2 := sampleVar(means, m)
 	se := math.Sqrt(s2/k + c)
-	half := StudentTQuantile(0.5+conf/2, k-1) * se
+	half := t * se
 	return PipelineEstimate{Diff: m, Lo: m - half, Hi: m + half, SE: se, DF: len(means) - 1,
-		Tau: math.Sqrt(max(s2-w+c, 0)), Shared: c}
+		Tau: math.Sqrt(max(s2-w+c, 0)), Within: w, Shared: c}
 }
 
 // sampleVar is the sample variance of xs about their mean m (n − 1 in the
@@ -152,7 +161,7 @@ func PipelinePower(effect, tau, se, shared float64, k int, conf float64, sims in
 		return 0, fmt.Errorf("metric: pipeline power: %d pipelines, want at least 2", k)
 	}
 	w := se * se
-	if !(tau >= 0) || !(se > 0) || !(shared >= 0 && shared <= w) {
+	if !(tau >= 0) || !(se > 0) || !(shared >= 0 && shared <= w*(1+1e-9)) { // se² rounds
 		return 0, fmt.Errorf("metric: pipeline power: want tau ≥ 0, se > 0 and 0 ≤ shared ≤ se² (got %v, %v, %v)", tau, se, shared)
 	}
 	if sims < 1 {
@@ -161,13 +170,14 @@ func PipelinePower(effect, tau, se, shared float64, k int, conf float64, sims in
 	rng := rand.New(rand.NewPCG(seed, 0x90e7))
 	means := make([]float64, k)
 	holds := 0
-	own := math.Sqrt(tau*tau + w - shared)
+	t := tQuantile(conf, k)
+	own := math.Sqrt(max(tau*tau+w-shared, 0))
 	for range sims {
-		g := rng.NormFloat64() * math.Sqrt(shared)
+		g := rng.NormFloat64() * math.Sqrt(min(shared, w))
 		for p := range means {
 			means[p] = effect + g + own*rng.NormFloat64()
 		}
-		if poolMeans(means, w, shared, conf).Lo > 0 {
+		if poolMeans(means, w, shared, t).Lo > 0 {
 			holds++
 		}
 	}
