@@ -113,6 +113,25 @@ func PipelineInterval(d [][]float64, conf float64) (PipelineEstimate, error) {
 	return poolMeans(means, w, c, tQuantile(conf, k)), nil
 }
 
+// PipelineIntervalOfMeans is PipelineInterval from the pipelines' mean
+// differences alone, for pipelines whose per-problem differences are not
+// at hand (a published table): within is the variance of one pipeline's
+// mean over its problems (its standard error squared) and shared the
+// covariance the shared problems induce between two pipelines' means,
+// which lies in [0, within]: 0 for pipelines on different problems,
+// within when every pipeline's per-problem differences are the same
+// (correlation 1), the widest the interval can be. It returns an error
+// for fewer than 2 pipelines or a shared term outside [0, within].
+func PipelineIntervalOfMeans(means []float64, within, shared, conf float64) (PipelineEstimate, error) {
+	if len(means) < 2 {
+		return PipelineEstimate{}, fmt.Errorf("metric: pipeline interval: %d pipelines, want at least 2", len(means))
+	}
+	if !(within >= 0) || !(shared >= 0 && shared <= within*(1+1e-9)) {
+		return PipelineEstimate{}, fmt.Errorf("metric: pipeline interval: want 0 ≤ shared ≤ within, got %v and %v", shared, within)
+	}
+	return poolMeans(means, within, shared, tQuantile(conf, len(means))), nil
+}
+
 // tQuantile is the interval's t for k pipelines at level conf (0.95
 // outside (0,1)).
 func tQuantile(conf float64, k int) float64 {

@@ -111,3 +111,21 @@ func TestPipelinePower(t *testing.T) {
 		t.Error("shared > se²: no error")
 	}
 }
+
+// From the means alone, with the per-problem data's within and shared
+// terms, the interval is PipelineInterval's; a shared term outside [0,
+// within] is refused.
+func TestPipelineIntervalOfMeans(t *testing.T) {
+	d := [][]float64{{1, 0, 1, 1, -1, 0}, {0, 0, 1, 1, 0, 1}, {1, -1, 1, 0, 0, 0}}
+	want, err := PipelineInterval(d, 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := PipelineIntervalOfMeans([]float64{Mean(d[0]), Mean(d[1]), Mean(d[2])}, want.Within, want.Shared, 0.99)
+	if err != nil || got != want {
+		t.Errorf("got %+v (%v), want %+v", got, err, want)
+	}
+	if _, err := PipelineIntervalOfMeans([]float64{0.1, 0.2}, 0.01, 0.02, 0.95); err == nil {
+		t.Error("shared > within: no error")
+	}
+}
