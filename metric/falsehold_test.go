@@ -89,10 +89,13 @@ func normQuantile(p float64) float64 {
 type interval struct {
 	name string
 	ci   func(d [][]float64, conf float64) (lo, hi float64)
+	// levels, where set, gives every level's bounds at once (a
+	// bootstrap's one draw), seeded per study.
+	levels func(d [][]float64, seed uint64, levels []float64) [][2]float64
 }
 
 func newInterval() interval {
-	return interval{"random-effects (PipelineInterval)", func(d [][]float64, conf float64) (float64, float64) {
+	return interval{name: "random-effects (PipelineInterval)", ci: func(d [][]float64, conf float64) (float64, float64) {
 		e, err := PipelineInterval(d, conf)
 		if err != nil {
 			panic(err)
@@ -105,7 +108,7 @@ func newInterval() interval {
 // degrees of freedom for s²/k + c (c's taken as many): the narrower
 // alternative the verdict does not use, in the table to show why.
 func satterthwaiteInterval() interval {
-	return interval{"random-effects, Satterthwaite df", func(d [][]float64, conf float64) (float64, float64) {
+	return interval{name: "random-effects, Satterthwaite df", ci: func(d [][]float64, conf float64) (float64, float64) {
 		e, err := PipelineInterval(d, conf)
 		if err != nil {
 			panic(err)
@@ -118,14 +121,14 @@ func satterthwaiteInterval() interval {
 }
 
 func oldInterval(resamples int) interval {
-	seed := uint64(0)
-	return interval{"two-level bootstrap", func(d [][]float64, conf float64) (float64, float64) {
-		seed++ // a fresh bootstrap per simulated study
-		_, lo, hi, err := TwoLevelBootstrap(d, resamples, conf, seed)
-		if err != nil {
-			panic(err)
+	return interval{name: "two-level bootstrap", levels: func(d [][]float64, seed uint64, levels []float64) [][2]float64 {
+		stats := twoLevelStats(d, resamples, seed) // one draw for every level, as TwoLevelBootstrap's
+		out := make([][2]float64, len(levels))
+		for l, conf := range levels {
+			alpha := (1 - conf) / 2
+			out[l] = [2]float64{stats[rank(alpha, resamples)], stats[rank(1-alpha, resamples)]}
 		}
-		return lo, hi
+		return out
 	}}
 }
 
@@ -159,6 +162,7 @@ func simulate(w nullWorld, ivs []interval, levels []float64, sims int, seed uint
 		out[j] = rates{holds: make([]int, len(levels)), misses: make([]int, len(levels)), sims: sims}
 	}
 	var sh shape
+	var study uint64
 	for range sims {
 		w.draw(rng, z, b, d)
 		var disc, spread float64
@@ -173,9 +177,19 @@ func simulate(w nullWorld, ivs []interval, levels []float64, sims int, seed uint
 		sh.discordant += disc / float64(w.k*w.n) / float64(sims)
 		sh.spread += spread / float64(sims)
 		sh.r += correlation(d[0], d[1]) / float64(sims)
+		study++
 		for j, iv := range ivs {
+			var bounds [][2]float64
+			if iv.levels != nil {
+				bounds = iv.levels(d, study, levels)
+			}
 			for l, conf := range levels {
-				lo, hi := iv.ci(d, conf)
+				var lo, hi float64
+				if bounds != nil {
+					lo, hi = bounds[l][0], bounds[l][1]
+				} else {
+					lo, hi = iv.ci(d, conf)
+				}
 				if lo > 0 {
 					out[j].holds[l]++
 				}
