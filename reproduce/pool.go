@@ -380,7 +380,10 @@ func pooledMarkdown(w io.Writer, pooled []Pooled) error {
 				verdict = "no: reversed"
 			}
 			need := fmt.Sprint(c.PipelinesNeeded)
-			if c.PipelinesNeeded == 0 {
+			switch {
+			case c.Difference == 0:
+				need = "–" // no difference to find
+			case c.PipelinesNeeded == 0:
 				need = fmt.Sprintf("> %d", maxPlannedPipelines)
 			}
 			fmt.Fprintf(w, "| %s | %s | %+.3f | %.3f | [%+.3f, %+.3f] | [%+.3f, %+.3f] | %s | %s | [%+.3f, %+.3f] | [%+.3f, %+.3f] |", c.Claim, c.Paper, c.Difference, c.Tau,
