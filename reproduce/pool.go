@@ -26,7 +26,7 @@ import (
 // verdict. The former interval, the two-level bootstrap (pipelines, then
 // problems within each: metric.TwoLevelBootstrap), stands beside it for
 // comparison: with three pipelines and a between-pipeline spread of 0.04
-// it misses a true difference of 0 in about 14% of studies at 95%
+// it misses a true difference of 0 in about 15% of studies at 95%
 // (metric's TestFalseHold).
 
 // PooledClaim is one claim over several pipelines.
