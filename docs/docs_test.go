@@ -56,15 +56,18 @@ func TestReadmeOpensWithTheTwoCommands(t *testing.T) {
 	}
 }
 
-// Every relative link in the README, docs/ and results/README.md names a
-// file or folder of the repository, and none leaves it.
+// Every relative link in the README, docs/, results/README.md and the
+// study folders' Markdown pages names a file or folder of the repository, and
+// none leaves it.
 func TestLinksStayInTheRepository(t *testing.T) {
 	pages := []string{"../README.md", "../results/README.md"}
-	md, err := filepath.Glob("*.md")
-	if err != nil {
-		t.Fatal(err)
+	for _, glob := range []string{"*.md", "../results/*/*.md"} {
+		md, err := filepath.Glob(glob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages = append(pages, md...)
 	}
-	pages = append(pages, md...)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

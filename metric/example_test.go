@@ -53,3 +53,30 @@ func ExampleWilsonCI() {
 	// 90% success, 95% CI [0.786, 0.957]
 	// mean 0.350, 95% CI [0.285, 0.415]
 }
+
+// How many pipelines a pooled verdict needs: a between-pipeline spread of
+// 0.04, each pipeline's difference known to ±0.025 over its 500 problems
+// (standard error), a quarter of that variance shared through the common
+// problems, 80% power, at 95% and at the Bonferroni level of a verdict
+// reporting 27 claims.
+func ExamplePipelinesFor() {
+	se := 0.025
+	for _, conf := range []float64{0.95, metric.Bonferroni(0.95, 27)} {
+		for _, effect := range []float64{0.05, 0.10, 0.15, 0.25} {
+			k, err := metric.PipelinesFor(effect, 0.04, se, se*se/4, conf, 0.8, 32, 2000, 1)
+			if err != nil {
+				panic(err)
+			}
+			fmt.Printf("level %.4f, difference %.2f: %d pipelines\n", conf, effect, k)
+		}
+	}
+	// Output:
+	// level 0.9500, difference 0.05: 17 pipelines
+	// level 0.9500, difference 0.10: 5 pipelines
+	// level 0.9500, difference 0.15: 4 pipelines
+	// level 0.9500, difference 0.25: 3 pipelines
+	// level 0.9981, difference 0.05: 0 pipelines
+	// level 0.9981, difference 0.10: 10 pipelines
+	// level 0.9981, difference 0.15: 7 pipelines
+	// level 0.9981, difference 0.25: 5 pipelines
+}

@@ -44,6 +44,14 @@ func TwoLevelBootstrap(d [][]float64, resamples int, conf float64, seed uint64) 
 		diff += Mean(p)
 	}
 	diff /= float64(len(d))
+	stats := twoLevelStats(d, resamples, seed)
+	alpha := (1 - conf) / 2
+	return diff, stats[rank(alpha, resamples)], stats[rank(1-alpha, resamples)], nil
+}
+
+// twoLevelStats are TwoLevelBootstrap's resampled statistics, sorted
+// ascending: one draw serves every level.
+func twoLevelStats(d [][]float64, resamples int, seed uint64) []float64 {
 	rng := rand.New(rand.NewPCG(seed, 0x2b007))
 	stats := make([]float64, resamples)
 	for r := range stats {
@@ -59,8 +67,7 @@ func TwoLevelBootstrap(d [][]float64, resamples int, conf float64, seed uint64) 
 		stats[r] = sum / float64(len(d))
 	}
 	sort.Float64s(stats)
-	alpha := (1 - conf) / 2
-	return diff, stats[rank(alpha, resamples)], stats[rank(1-alpha, resamples)], nil
+	return stats
 }
 
 // Bonferroni is the per-claim confidence level that keeps the chance of

@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/preset"
 )
 
@@ -29,16 +30,19 @@ func successEval(wins ...int) evaluation {
 	return e
 }
 
-// Two pipelines that agree pool to their common difference; a third that
-// reverses it keeps the pooled claim from holding though two pipelines'
-// own verdicts hold, and each pipeline's difference is reported beside it.
+// Three pipelines that agree pool to their common difference and hold;
+// a third that reverses it keeps the pooled claim from holding though two
+// pipelines' own verdicts hold, and each pipeline's difference is reported
+// beside it. The Bonferroni level covers every decoding's claims, and the
+// two-level bootstrap stands beside the verdict's interval.
 func TestPoolOverPipelines(t *testing.T) {
 	ev := successEval
-	ones, zeros := make([]int, 60), make([]int, 60)
+	const n = 600
+	ones, zeros := make([]int, n), make([]int, n)
 	for i := range ones {
 		ones[i] = 1
 	}
-	half := append(append([]int{}, ones[:30]...), zeros[:30]...)
+	half := append(append([]int{}, ones[:n/2]...), zeros[:n/2]...)
 	pipeline := func(cal []int) map[string][]evaluation {
 		return map[string][]evaluation{
 			ArmBase:       {ev(half...)},
@@ -51,43 +55,77 @@ func TestPoolOverPipelines(t *testing.T) {
 	mk := func(seed uint64) *run {
 		return &run{cfg: Config{Task: "mathchat", Seed: seed, Preset: preset.Preset{RLSeeds: 2}}}
 	}
-	two, err := poolEvals([]*run{mk(1), mk(2)}, []map[string][]evaluation{pipeline(ones), pipeline(ones)}, sampled)
+	runs := []*run{mk(1), mk(2), mk(3)}
+	agree := []map[string][]evaluation{pipeline(ones), pipeline(ones), pipeline(ones)}
+	both, err := poolDecodings(runs, []decoding{sampled, greedy}, [][]map[string][]evaluation{agree, agree})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := claimOf(t, two, "calibrated-interactive > base")
-	if math.Abs(c.Difference-0.5) > 1e-12 || !c.Holds || c.Paper != "91.5 > not reported" || len(c.Pipelines) != 2 || !c.PipelineHolds[0] {
-		t.Errorf("two agreeing pipelines: %+v", c)
+	c := claimOf(t, both[0], "calibrated-interactive > base")
+	if math.Abs(c.Difference-0.5) > 1e-12 || !c.Holds || c.Paper != "91.5 > not reported" || len(c.Pipelines) != 3 || !c.PipelineHolds[0] {
+		t.Errorf("three agreeing pipelines: %+v", c)
 	}
-	if len(two.Claims) != 7 { // neither filtered BC nor recalibration
-		t.Errorf("%d pooled claims, want 7", len(two.Claims))
+	if len(both[0].Claims) != 7 || both[0].Reported != 14 { // neither filtered BC nor recalibration, two decodings
+		t.Errorf("%d pooled claims of %d reported, want 7 of 14", len(both[0].Claims), both[0].Reported)
 	}
-	if want := 1 - 0.05/float64(len(two.Claims)); math.Abs(c.Level-want) > 1e-12 {
-		t.Errorf("level %v, want the Bonferroni level %v", c.Level, want)
+	if want := 1 - 0.05/14; math.Abs(c.Level-want) > 1e-12 {
+		t.Errorf("level %v, want the Bonferroni level over both decodings' claims %v", c.Level, want)
 	}
-	three, err := poolEvals([]*run{mk(1), mk(2), mk(3)}, []map[string][]evaluation{pipeline(ones), pipeline(ones), pipeline(zeros)}, sampled)
+	// Identical pipelines: no spread, and the interval is the problems'
+	// (the shared ones) times t on 2 degrees of freedom.
+	se := math.Sqrt(0.25 / (n - 1))
+	if c.Tau != 0 || math.Abs(c.SE-se) > 1e-12 || math.Abs(c.CI95[0]-(0.5-metric.StudentTQuantile(0.975, 2)*se)) > 1e-12 {
+		t.Errorf("identical pipelines: %+v, want SE %v and t on 2 df", c, se)
+	}
+	if !(c.Bootstrap95[0] < 0.5 && c.Bootstrap95[1] > 0.5 && c.BootstrapAdjusted[0] <= c.Bootstrap95[0]) || c.PipelinesNeeded < 2 {
+		t.Errorf("the bootstrap beside it, or the plan: %+v", c)
+	}
+	three, err := poolDecodings(runs, []decoding{sampled}, [][]map[string][]evaluation{{pipeline(ones), pipeline(ones), pipeline(zeros)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = claimOf(t, three, "calibrated-interactive > base")
+	c = claimOf(t, three[0], "calibrated-interactive > base")
 	if math.Abs(c.Difference-(0.5+0.5-0.5)/3) > 1e-12 || c.Holds || !c.PipelineHolds[0] || !c.PipelineHolds[1] || c.PipelineHolds[2] {
 		t.Errorf("a reversing third pipeline: %+v", c)
 	}
-	if a := three.Arms[3]; a.Arm != ArmCalibrated || math.Abs(a.Value-2.0/3) > 1e-12 || a.Pipelines[2] != 0 {
+	if a := three[0].Arms[3]; a.Arm != ArmCalibrated || math.Abs(a.Value-2.0/3) > 1e-12 || a.Pipelines[2] != 0 {
 		t.Errorf("calibrated arm pooled: %+v", a)
 	}
+	// Three pipelines that all improve, by 0.5, 0.3 and 0.1: every
+	// resample of the two-level bootstrap is above 0, but three pipelines
+	// this far apart do not carry the claim at 99.3%.
+	better := func(extra int) []int {
+		c := append([]int{}, half...)
+		for i := n / 2; i < n/2+extra; i++ {
+			c[i] = 1
+		}
+		return c
+	}
+	apart, err := poolDecodings(runs, []decoding{sampled}, [][]map[string][]evaluation{{pipeline(ones), pipeline(better(n * 3 / 10)), pipeline(better(n / 10))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := claimOf(t, apart[0], "calibrated-interactive > base"); c.Holds || !(c.BootstrapAdjusted[0] > 0) || math.Abs(c.Difference-0.3) > 1e-12 {
+		t.Errorf("pipelines at +0.5, +0.3, +0.1: %+v, want the bootstrap above 0 and no verdict", c)
+	}
 	dir := t.TempDir()
-	if err := WritePooled(dir, []Pooled{three}); err != nil {
+	if err := WritePooled(dir, three); err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "pooled.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# The verdict over 3 pipelines (seeds 1, 2, 3)", "| calibrated-interactive > base | 91.5 > not reported | +0.167 |", "+0.500 (yes) | +0.500 (yes) | -0.500 (no) |", "Bonferroni, 7 claims"} {
+	for _, want := range []string{"# The verdict over 3 pipelines (seeds 1, 2, 3)", "| calibrated-interactive > base | 91.5 > not reported | +0.167 | 0.577 |", "+0.500 (yes) | +0.500 (yes) | -0.500 (no) |", "Bonferroni, 7 claims", "Student's t on 2 degrees of freedom"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("pooled.md lacks %q:\n%s", want, md)
 		}
+	}
+	// Pipelines that played other problems are refused, naming them.
+	other := pipeline(ones)
+	other[ArmCalibrated][0].eps[0].Index = 999
+	if _, err := poolDecodings(runs, []decoding{sampled}, [][]map[string][]evaluation{{pipeline(ones), other, pipeline(ones)}}); err == nil || !strings.Contains(err.Error(), "problem 999") {
+		t.Errorf("a pipeline on other problems: %v", err)
 	}
 }
 

@@ -235,10 +235,11 @@ func TestPoolBothStaticRewards(t *testing.T) {
 		return &run{cfg: Config{Task: "mathchat", Seed: seed, Preset: preset.Preset{RLSeeds: 2},
 			StaticRewards: []string{train.StaticOutcome, train.StaticContinuation}}}
 	}
-	p, err := poolEvals([]*run{mk(1), mk(2)}, []map[string][]evaluation{pipeline, pipeline}, sampled)
+	ps, err := poolDecodings([]*run{mk(1), mk(2)}, []decoding{sampled}, [][]map[string][]evaluation{{pipeline, pipeline}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	p := ps[0]
 	if len(p.Arms) != 6 || p.Arms[2].Arm != ArmStaticContinuation || p.Arms[2].Value != 0 {
 		t.Errorf("pooled arms: %+v", p.Arms)
 	}
@@ -246,7 +247,7 @@ func TestPoolBothStaticRewards(t *testing.T) {
 	if c.Difference != 1 || c.Paper != "91.5 > not reported" || len(c.Pipelines) != 2 {
 		t.Errorf("pooled calibrated > static-continuation: %+v", c)
 	}
-	if len(p.Claims) != 8 {
-		t.Errorf("%d pooled claims, want the 7 of one static arm and calibrated > static-continuation", len(p.Claims))
+	if len(p.Claims) != 8 || p.Reported != 8 {
+		t.Errorf("%d pooled claims of %d reported, want the 7 of one static arm and calibrated > static-continuation", len(p.Claims), p.Reported)
 	}
 }

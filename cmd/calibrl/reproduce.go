@@ -122,9 +122,14 @@ One run is one pipeline: its intervals cover the problems, not the
 training of its logs, base and simulator. --pipelines 1,2,3 runs one whole
 pipeline per seed (each in its own folder, OUT/seed-S, one after another,
 each resumable) and pools them into OUT/pooled.md and pooled.json: every
-claim's mean over pipelines with a two-level bootstrap interval (the
-pipelines drawn with replacement, then each one's problems), Bonferroni-
-corrected for the number of claims, beside each pipeline's own verdict.
+claim's mean over pipelines with a random-effects interval whose unit is
+the pipeline (Student's t on pipelines − 1 degrees of freedom, plus the
+covariance of the test problems all pipelines share), Bonferroni-corrected
+over every claim of every decoding, beside the former two-level bootstrap,
+each pipeline's own verdict, and how many pipelines would carry each claim
+with 80% power. Three pipelines give wide intervals (t = 4.30 at 95%, 23
+at the 27-claim Bonferroni level): with a between-pipeline spread of 0.04,
+a difference of 0.10 needs about 10 pipelines and one of 0.25 about 5.
 
 Success over RL iterations: --curves K makes every RL arm's monitor play K
 validation problems (test split from problem 20000, users seeded apart: the
