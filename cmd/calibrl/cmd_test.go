@@ -132,7 +132,7 @@ func TestTrainSimAndFidelityTiny(t *testing.T) {
 	if _, err := run(t, "eval", "--user", "learned-nocontext:"+sim, "-n", "1"); err == nil {
 		t.Fatal("a simulator trained with the oracle context used as learned-nocontext: want an error")
 	}
-	fid := mustRun(t, "fidelity", "--sim", "naive,learned:"+sim, "-n", "6", "--max-turns", "3", "--json", "--out", filepath.Join(dir, "fid"))
+	fid := mustRun(t, "fidelity", "--sim", "naive,learned:"+sim, "-n", "6", "--max-turns", "3", "--histories", "6", "--samples", "4", "--json", "--out", filepath.Join(dir, "fid"))
 	dec := json.NewDecoder(strings.NewReader(fid))
 	for _, want := range []string{"naive", "learned:" + sim} {
 		var rep map[string]any
@@ -142,10 +142,13 @@ func TestTrainSimAndFidelityTiny(t *testing.T) {
 		if rep["sim"] != want {
 			t.Fatalf("sim %v, want %s", rep["sim"], want)
 		}
-		for _, k := range []string{"delta_mean", "sycophancy", "leak", "oversharing", "sim_to_real_gap", "human"} {
+		for _, k := range []string{"delta_mean", "sycophancy", "leak", "oversharing", "sim_to_real_gap", "human", "per_history"} {
 			if _, ok := rep[k]; !ok {
 				t.Errorf("fidelity --json lacks %q", k)
 			}
+		}
+		if ph, _ := rep["per_history"].(map[string]any); ph["samples"] != 4.0 || ph["conversations"] != 6.0 {
+			t.Errorf("fidelity --json per_history %v: want 6 validation conversations, 4 samples", ph)
 		}
 		if want != "naive" {
 			if _, ok := rep["nll"]; !ok {
