@@ -303,7 +303,7 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		rep.NLL = &v
 	}
 	if cfg.Histories > 0 {
-		logs, err := ValidationLogs(ctx, t, human, cfg.Histories, cfg.Seed, cfg.MaxTurns)
+		logs, err := ValidationLogs(ctx, t, nil, human, cfg.Histories, cfg.Seed, cfg.MaxTurns)
 		if err != nil {
 			return rep, err
 		}

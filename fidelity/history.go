@@ -417,18 +417,21 @@ func (r HistoryReport) String() string {
 	return b.String()
 }
 
-// ValidationLogs plays n conversations of the task's scripted profiles
-// (shared out between them, as reproduce collects its logs) with the human
+// ValidationLogs plays n conversations of the scripted profiles (the
+// task's every one when nil; shared out between them, as reproduce
+// collects its logs) with the human
 // proxy on the validation slice (eval.ValidationSlice: test-split problems
 // and personas no training stage sees and no verdict reads, users seeded
 // apart): the held-out logs a per-history measurement that chooses
 // anything (a checkpoint, a gate) reads.
-func ValidationLogs(ctx context.Context, t Task, human dialog.User, n int, seed uint64, maxTurns int) ([]dialog.Episode, error) {
+func ValidationLogs(ctx context.Context, t Task, profiles []string, human dialog.User, n int, seed uint64, maxTurns int) ([]dialog.Episode, error) {
 	s := eval.ValidationSlice
 	if err := s.Check(n); err != nil {
 		return nil, fmt.Errorf("fidelity: validation logs: %w", err)
 	}
-	profiles := t.Profiles()
+	if len(profiles) == 0 {
+		profiles = t.Profiles()
+	}
 	agents := make([]dialog.Agent, len(profiles))
 	names := make([]string, len(profiles))
 	for i, p := range profiles {

@@ -30,7 +30,7 @@ func validationSetup(t *testing.T) (human, naive dialog.User, eps []dialog.Episo
 	if !ok {
 		t.Fatal("mathchat is not a fidelity.Task")
 	}
-	if eps, err = ValidationLogs(context.Background(), ft, human, 40, 1, 6); err != nil {
+	if eps, err = ValidationLogs(context.Background(), ft, nil, human, 40, 1, 6); err != nil {
 		t.Fatal(err)
 	}
 	for _, ep := range eps {

@@ -215,6 +215,9 @@ type Config struct {
 	// side by side, the cores divided between them; ≤ 0: DefaultJobs.
 	// Results do not depend on it.
 	Jobs int
+	// SimGate checks the simulator before RL (fidelity.go); the zero
+	// value measures it and flags one outside DefaultSimGateBound.
+	SimGate SimGate
 }
 
 // MaxRLSeeds bounds Preset.RLSeeds: the report holds every seed's
@@ -270,6 +273,13 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	}
 	// The RL arms are listed seed by seed, so that an interrupted run has
 	// whole replicates; the recalibrated arm's rounds follow one another.
+	if err := cfg.SimGate.Check(); err != nil {
+		return nil, err
+	}
+	// The simulator is checked before any arm trains against it.
+	if gate := r.simGateStages(); len(gate) > 0 {
+		groups = append(groups, gate)
+	}
 	var arms []stage
 	for k := range r.seeds() {
 		for _, arm := range r.trainedArms() {
