@@ -16,9 +16,13 @@ const (
 
 	// An SFT step's training loss; at an evaluation also the held-out NLL
 	// and the throughput.
-	MetricSFTLoss    = "sft/loss"
-	MetricSFTValNLL  = "sft/val_nll"
-	MetricTokensPerS = "perf/tokens_per_s"
+	MetricSFTLoss   = "sft/loss"
+	MetricSFTValNLL = "sft/val_nll"
+	// MetricSFTSelect and MetricSFTSelectSE are a selector's score of the
+	// weights at an evaluation and its standard error (SFTSelect).
+	MetricSFTSelect   = "sft/select"
+	MetricSFTSelectSE = "sft/select_se"
+	MetricTokensPerS  = "perf/tokens_per_s"
 
 	// An RL iteration: the batch's mean reward, the groups whose rewards
 	// were all equal, the losses, and the optimizer steps and sequences of
