@@ -7,6 +7,8 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/fidelity"
+	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -33,4 +35,35 @@ func FidelitySelector(cfg Config, human dialog.User, logs []dialog.Episode, gen 
 		}
 		return rep.Excess, rep.ExcessSE, nil
 	}}
+}
+
+// Default sizes of ValidationSelector's measurement at each evaluation:
+// smaller than the gate's (reproduce), since it runs at every evaluation;
+// the standard error it reports lets NLL break the ties it cannot tell.
+const (
+	SelectConversations = 30
+	SelectSamples       = 8
+)
+
+// ValidationSelector is FidelitySelector on n validation conversations of
+// t's scripted profiles with its human proxy (fidelity.ValidationLogs,
+// turn limit maxTurns, users seeded by seed), k draws per history, the
+// simulator sampled as checkpoints play (spec.DefaultGen).
+func ValidationSelector(ctx context.Context, t task.Task, cfg Config, maxTurns int, seed uint64, n, k int) (*train.Selector, error) {
+	ft, ok := t.(fidelity.Task)
+	if !ok {
+		return nil, fmt.Errorf("sft: select by fidelity: task %s has no scripted agents to play validation conversations", t.Name())
+	}
+	if n <= 0 || k <= 0 {
+		return nil, fmt.Errorf("sft: select by fidelity: %d conversations, %d samples: want both > 0", n, k)
+	}
+	human, err := t.User("human")
+	if err != nil {
+		return nil, err
+	}
+	logs, err := fidelity.ValidationLogs(ctx, ft, nil, human, n, seed, maxTurns)
+	if err != nil {
+		return nil, err
+	}
+	return FidelitySelector(cfg, human, logs, spec.DefaultGen(), fidelity.HistoryConfig{Samples: k, Seed: seed}), nil
 }

@@ -119,7 +119,13 @@ func TestTrainSimAndFidelityTiny(t *testing.T) {
 	logs := filepath.Join(dir, "logs.jsonl")
 	sim := filepath.Join(dir, "sim")
 	mustRun(t, "collect", "--agent", "scripted:careful,sloppy,guesser,answer-seeker", "-n", "40", "--out", logs)
-	mustRun(t, "train-sim", "--logs", logs, "--out", sim, "--preset", "tiny")
+	trained := mustRun(t, "train-sim", "--logs", logs, "--out", sim, "--preset", "tiny", "--select-conversations", "8", "--select-samples", "4")
+	if !strings.Contains(trained, "per-history excess") {
+		t.Errorf("train-sim (--select fidelity by default) does not report the kept weights' fidelity:\n%s", trained)
+	}
+	if _, err := run(t, "train-sim", "--logs", logs, "--out", filepath.Join(dir, "sim-x"), "--preset", "tiny", "--select", "loss"); err == nil || !strings.Contains(err.Error(), "--select") {
+		t.Errorf("train-sim --select loss: %v, want an error naming --select", err)
+	}
 	for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", "calibrl.json", "last/optimizer.safetensors"} {
 		if _, err := os.Stat(filepath.Join(sim, f)); err != nil {
 			t.Errorf("simulator checkpoint lacks %s", f)
