@@ -94,6 +94,9 @@ func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
 	if v, ok := rec[MetricSFTValNLL]; ok {
 		log.Info(msg, "step", rec[MetricStep], "val_nll", v, "loss", rec[MetricSFTLoss], "tokens_per_s", rec[MetricTokensPerS])
 	}
+	if v, ok := rec[MetricSFTSelect]; ok {
+		log.Info(msg+" select", "step", rec[MetricStep], "score", v, "se", rec[MetricSFTSelectSE])
+	}
 	if v, ok := rec[MetricReward]; ok {
 		log.Info(msg, "iter", rec[MetricStep], "reward", v, "flat_groups", rec[MetricFlatGroups], "loss", rec[MetricPolicyLoss],
 			"kl", rec[MetricKL], "clip_frac", rec[MetricClipFrac])
