@@ -58,6 +58,13 @@ type Config struct {
 	// Turns is how many user-turn indexes δ_t covers (0 is the opening);
 	// default 6.
 	Turns int
+	// Histories, when positive, is how many validation conversations
+	// (ValidationLogs: the validation slice, never the test problems) the
+	// per-history fidelity (MeasureHistories) is measured on, with Samples
+	// draws per history (HistoryConfig's default when 0). Zero measures
+	// none.
+	Histories int
+	Samples   int
 }
 
 func (c *Config) fill(t Task) {
@@ -216,6 +223,9 @@ type Report struct {
 	NLL *float64 `json:"nll,omitempty"`
 	// Contexts is the number of instances per agent and probe.
 	Contexts int `json:"contexts"`
+	// PerHistory is the per-history fidelity on validation logs
+	// (Config.Histories), absent when not measured.
+	PerHistory *HistoryReport `json:"per_history,omitempty"`
 }
 
 // Measure compares sim with human. nll, when not nil, scores the human's
@@ -291,6 +301,17 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 	if nll != nil {
 		v := nll(humanEps)
 		rep.NLL = &v
+	}
+	if cfg.Histories > 0 {
+		logs, err := ValidationLogs(ctx, t, nil, human, cfg.Histories, cfg.Seed, cfg.MaxTurns)
+		if err != nil {
+			return rep, err
+		}
+		h, err := MeasureHistories(ctx, simName, sim, human, logs, HistoryConfig{Samples: cfg.Samples, Turns: cfg.Turns, Seed: cfg.Seed})
+		if err != nil {
+			return rep, err
+		}
+		rep.PerHistory = &h
 	}
 	return rep, nil
 }

@@ -51,6 +51,18 @@ func WriteTable(w io.Writer, reps []Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var hist []HistoryReport
+	for _, r := range reps {
+		if r.PerHistory != nil {
+			hist = append(hist, *r.PerHistory)
+		}
+	}
+	if len(hist) > 0 {
+		fmt.Fprintf(w, "\nper-history fidelity on %d validation conversations (K draws of each user's next turn per history; excess = TV to the proxy − the proxy against itself):\n", hist[0].Conversations)
+		if err := WriteHistoryTable(w, hist); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "verdicts in conversation	wrong outcomes accepted	right outcomes accepted")

@@ -81,6 +81,11 @@ type BoundCheck struct {
 	Carried    int       `json:"carried_turns"`
 	// Respects is Gap ≤ Bound.
 	Respects bool `json:"respects"`
+	// PerHistoryBound is the bound from the calibrated simulator's
+	// per-history δ_t instead (PerHistoryDelta: reproduce's gate record
+	// fidelity/sim.json, the scripted agents' validation histories),
+	// absent where the run holds no record; pooled, the studies' mean.
+	PerHistoryBound *float64 `json:"per_history_bound,omitempty"`
 }
 
 // newBoundCheck fills the derived fields of a check from its measured ones.
@@ -142,6 +147,33 @@ func readDelta(file string) ([]float64, error) {
 	return g.Delta, nil
 }
 
+// PerHistoryDelta is the δ_t the per-history bound uses, read from a
+// reproduce run folder's gate record: the simulator's per-history excess
+// distance to the human proxy by user turn (fidelity.HistoryReport), each
+// clipped at 0 (an excess below 0 is sampling noise, and a distance is
+// not negative), over the turns that had histories. ok is false when the
+// run has no record (the gate was off, or the run predates it).
+func PerHistoryDelta(dir string) (delta []float64, ok bool, err error) {
+	data, err := os.ReadFile(filepath.Join(dir, "fidelity", "sim.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("horizon: per-history δ_t: %w", err)
+	}
+	var rec reproduce.SimFidelity
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, false, fmt.Errorf("horizon: per-history δ_t: %s: %w", dir, err)
+	}
+	for _, t := range rec.Sim.ByTurn {
+		if t.Histories == 0 {
+			break
+		}
+		delta = append(delta, min(1, max(0, t.Excess)))
+	}
+	return delta, len(delta) > 0, nil
+}
+
 // checkArms are the arms whose gap to the oracle the bound checks read,
 // the base first: the oracle's gap to it is the lead the others are
 // normalised by.
@@ -154,6 +186,16 @@ func runChecks(rc reproduce.Config, h int) ([]BoundCheck, error) {
 	var out []BoundCheck
 	bounds := map[string][]float64{}
 	carried := map[string]int{}
+	var perHistory *float64
+	if delta, ok, err := PerHistoryDelta(rc.Out); err != nil {
+		return nil, err
+	} else if ok {
+		b, _, err := MeasuredBound(delta, h, RMax)
+		if err != nil {
+			return nil, fmt.Errorf("horizon H=%d: per-history: %w", h, err)
+		}
+		perHistory = &b
+	}
 	for _, dec := range Decodings {
 		gaps, err := reproduce.OracleGapsOf(rc, dec, checkArms)
 		if err != nil {
@@ -167,7 +209,7 @@ func runChecks(rc reproduce.Config, h int) ([]BoundCheck, error) {
 				}
 			}
 			out = append(out, newBoundCheck(BoundCheck{H: h, Arm: g.Than, Decoding: dec, Gap: g.Difference, GapCI95: g.CI95,
-				Seeds: g.Seeds, Lead: lead, BoundSeeds: bounds[g.Than], Carried: carried[g.Than]}))
+				Seeds: g.Seeds, Lead: lead, BoundSeeds: bounds[g.Than], Carried: carried[g.Than], PerHistoryBound: perHistory}))
 		}
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/figure"
+	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/reproduce"
 )
 
@@ -116,12 +117,20 @@ func poolChecks(cfgs []LearnedConfig, studies []*LearnedResult) ([]BoundCheck, e
 // pooledCheck is arm's check at h under decoding with each study's bound.
 func pooledCheck(studies []*LearnedResult, h int, arm, decoding string) (BoundCheck, error) {
 	c := BoundCheck{H: h, Arm: arm, Decoding: decoding}
+	var perHistory []float64
 	for i, res := range studies {
 		one, ok := findCheck(res.Checks, h, arm, decoding)
 		if !ok {
 			return BoundCheck{}, fmt.Errorf("horizon: study %d has no %s check of %s at H=%d", i, decoding, arm, h)
 		}
 		c.BoundSeeds, c.Carried = append(c.BoundSeeds, one.Bound), max(c.Carried, one.Carried)
+		if one.PerHistoryBound != nil {
+			perHistory = append(perHistory, *one.PerHistoryBound)
+		}
+	}
+	if len(perHistory) == len(studies) {
+		b := metric.Mean(perHistory)
+		c.PerHistoryBound = &b
 	}
 	return c, nil
 }

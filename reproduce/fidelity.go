@@ -2,6 +2,7 @@ package reproduce
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -188,6 +189,9 @@ func simToRealOf(m dialog.Measure, simEps, humanEps []dialog.Episode, seed uint6
 // seeds, then each seed's gap. A run without the stages' files writes
 // nothing.
 func (r *run) simToRealSection(w io.Writer) error {
+	if err := r.simGateSection(w); err != nil {
+		return err
+	}
 	type armGap struct {
 		arm      string
 		gaps     []SimToReal
@@ -248,5 +252,183 @@ func (r *run) simToRealSection(w io.Writer) error {
 		fmt.Fprintf(w, "| %s | %d | %.3f | %.3f | %+.3f [%+.3f, %+.3f] | %s | %.3f |\n", row.arm, len(row.gaps), mean(s), mean(h), d, lo, hi, strings.Join(per, ", "), mean(delta))
 	}
 	fmt.Fprintln(w)
+	return nil
+}
+
+// The simulator gate: before any arm trains against the run's calibrated
+// simulator, its per-history fidelity to the human proxy
+// (fidelity.MeasureHistories) is measured on validation conversations
+// (eval.ValidationSlice: problems and personas no verdict reads), beside
+// the naive simulator's on the same histories, written to
+// fidelity/sim.json, logged, and reported. A simulator whose excess
+// distance lies above the gate's bound is flagged (a warning in the log
+// and the report) or, in refuse mode, stops the run before RL.
+
+// Sim gate modes.
+const (
+	SimGateWarn   = "warn"
+	SimGateRefuse = "refuse"
+	SimGateOff    = "off"
+)
+
+// DefaultSimGateBound is the largest per-history excess distance
+// (fidelity.HistoryReport.Excess) the gate lets pass. It is fixed a
+// priori, not fitted to any run: at δ = 0.1 per user turn the simulation
+// lemma's R_max·Σ_t (H−t)·δ reaches R_max at H = 4 (Σ = H(H+1)/2 = 10),
+// the turn limit of the shortest task levels, so past it the bound says
+// nothing about any conversation the runs play.
+const DefaultSimGateBound = 0.10
+
+// SimGate sets the check of the simulator before RL.
+type SimGate struct {
+	// Mode is SimGateWarn (default: measure, and flag a simulator outside
+	// Bound in the log and the report), SimGateRefuse (also stop the run
+	// before RL) or SimGateOff (measure nothing).
+	Mode string
+	// Bound is the largest excess that passes; zero means
+	// DefaultSimGateBound.
+	Bound float64
+	// Conversations are the validation conversations of the run's
+	// scripted profiles with the human proxy whose histories are
+	// measured; default 60. Samples are the draws per history; default
+	// 16 (fidelity.HistoryConfig).
+	Conversations, Samples int
+}
+
+func (g SimGate) fill() SimGate {
+	if g.Mode == "" {
+		g.Mode = SimGateWarn
+	}
+	if g.Bound == 0 {
+		g.Bound = DefaultSimGateBound
+	}
+	if g.Conversations <= 0 {
+		g.Conversations = 60
+	}
+	return g
+}
+
+// Check reports an unusable gate.
+func (g SimGate) Check() error {
+	switch g.Mode {
+	case "", SimGateWarn, SimGateRefuse, SimGateOff:
+	default:
+		return fmt.Errorf("reproduce: sim gate %q: want %s, %s or %s", g.Mode, SimGateWarn, SimGateRefuse, SimGateOff)
+	}
+	if g.Bound < 0 || g.Bound > 1 {
+		return fmt.Errorf("reproduce: sim gate bound %v: want a distance in [0, 1]", g.Bound)
+	}
+	return nil
+}
+
+// SimFidelity is fidelity/sim.json: the gate's measurement.
+type SimFidelity struct {
+	Simulator string                 `json:"simulator"`
+	Sim       fidelity.HistoryReport `json:"sim"`
+	Naive     fidelity.HistoryReport `json:"naive"`
+	Bound     float64                `json:"bound"`
+	Mode      string                 `json:"mode"`
+	// Pass is Sim.Excess ≤ Bound.
+	Pass bool `json:"pass"`
+}
+
+// simGateFile is the gate's record, without the extension; also its stage
+// name.
+const simGateFile = "fidelity/sim"
+
+// simGateStages is the gate's stage, none when it is off.
+func (r *run) simGateStages() []stage {
+	if r.cfg.SimGate.fill().Mode == SimGateOff {
+		return nil
+	}
+	return []stage{{simGateFile, r.simGate}}
+}
+
+// ErrSimGate is returned when the gate refuses the simulator.
+var ErrSimGate = errors.New("the simulator is outside the calibration gate's bound")
+
+// simGate measures the run's simulator and the naive one on validation
+// histories and flags (or refuses) a simulator outside the bound.
+func (r *run) simGate(ctx context.Context) error {
+	g := r.cfg.SimGate.fill()
+	simDir := r.ckpt("sim")
+	sim, err := spec.LearnedUser(r.t, simDir)
+	if err != nil {
+		return err
+	}
+	human, err := r.t.User("human")
+	if err != nil {
+		return err
+	}
+	naive, err := r.t.User("naive")
+	if err != nil {
+		return err
+	}
+	logs, err := fidelity.ValidationLogs(ctx, r.t, r.cfg.Profiles, human, g.Conversations, r.cfg.Seed, r.cfg.Preset.MaxTurns)
+	if err != nil {
+		return err
+	}
+	hc := fidelity.HistoryConfig{Samples: g.Samples, Turns: fidelityTurns, Seed: r.cfg.Seed}
+	rec := SimFidelity{Simulator: r.simulatorName(simDir), Bound: g.Bound, Mode: g.Mode}
+	if rec.Sim, err = fidelity.MeasureHistories(ctx, "learned", sim, human, logs, hc); err != nil {
+		return err
+	}
+	if rec.Naive, err = fidelity.MeasureHistories(ctx, "naive", naive, human, logs, hc); err != nil {
+		return err
+	}
+	rec.Pass = rec.Sim.Excess <= g.Bound
+	if err := os.MkdirAll(filepath.Dir(r.f.Path(simGateFile)), 0o755); err != nil {
+		return err
+	}
+	if err := r.f.WriteJSON(simGateFile+".json", rec); err != nil {
+		return err
+	}
+	attrs := []any{"sim", rec.Simulator, "excess", rec.Sim.Excess, "se", rec.Sim.ExcessSE, "distance", rec.Sim.Distance,
+		"floor", rec.Sim.Floor, "naive_excess", rec.Naive.Excess, "bound", g.Bound, "histories", rec.Sim.Histories}
+	if rec.Pass {
+		r.cfg.Log.Info("reproduce: simulator fidelity before RL", attrs...)
+		return nil
+	}
+	r.cfg.Log.Warn("reproduce: simulator fidelity before RL is outside the gate's bound", attrs...)
+	if g.Mode == SimGateRefuse {
+		return fmt.Errorf("%w: per-history excess %.3f ± %.3f > %.3f (naive %.3f; %s.json)", ErrSimGate, rec.Sim.Excess, rec.Sim.ExcessSE, g.Bound, rec.Naive.Excess, simGateFile)
+	}
+	return nil
+}
+
+// simGateSection writes the report's lines on the gate, nothing when it
+// did not run.
+func (r *run) simGateSection(w io.Writer) error {
+	var rec SimFidelity
+	if err := r.f.ReadJSON(simGateFile+".json", &rec); err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return fmt.Errorf("reproduce report: %w", err)
+	}
+	fmt.Fprintln(w, "## Simulator fidelity before RL")
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Per-history fidelity on %d validation conversations of the scripted agents with the human proxy (%d histories, %d draws of each user's next turn per history): "+
+		"the mean total variation between the simulator's and the human proxy's next-act distributions, minus the proxy against a second set of its own draws (the sampling floor), "+
+		"so that a faithful simulator scores ≈ 0 (%s.json).\n\n", rec.Sim.Conversations, rec.Sim.Histories, rec.Sim.Samples, simGateFile)
+	fmt.Fprintln(w, "| simulator | TV to proxy | floor | excess ± se | stated facts true |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
+	for _, h := range []fidelity.HistoryReport{rec.Sim, rec.Naive} {
+		facts := "n/a"
+		if h.SimFacts != nil && h.SimFacts.Accuracy != nil {
+			facts = fmt.Sprintf("%.3f of %d", *h.SimFacts.Accuracy, h.SimFacts.Stated)
+		}
+		name := h.Sim
+		if name == "learned" {
+			name = "calibrated (" + rec.Simulator + ")"
+		}
+		fmt.Fprintf(w, "| %s | %.3f | %.3f | %+.3f ± %.3f | %s |\n", name, h.Distance, h.Floor, h.Excess, h.ExcessSE, facts)
+	}
+	fmt.Fprintln(w)
+	verdict := fmt.Sprintf("within the gate's bound (excess ≤ %.2f).", rec.Bound)
+	if !rec.Pass {
+		verdict = fmt.Sprintf("**outside the gate's bound** (excess %.3f > %.2f): the arms trained against it learned from a simulator that does not answer histories as the human proxy does.", rec.Sim.Excess, rec.Bound)
+	}
+	fmt.Fprintf(w, "The calibrated simulator is %s\n\n", verdict)
 	return nil
 }

@@ -229,6 +229,9 @@ type Config struct {
 	// side by side, the cores divided between them; ≤ 0: DefaultJobs.
 	// Results do not depend on it.
 	Jobs int
+	// SimGate checks the simulator before RL (fidelity.go); the zero
+	// value measures it and flags one outside DefaultSimGateBound.
+	SimGate SimGate
 }
 
 // MaxRLSeeds bounds Preset.RLSeeds: the report holds every seed's
@@ -277,6 +280,9 @@ func check(cfg Config) error {
 	if cfg.StaticTokens < 0 || cfg.StaticTokens > 0 && cfg.StaticFill == 0 {
 		return fmt.Errorf("reproduce: static gradient tokens %d: want 0, or a positive budget with fill rounds (StaticFill) to draw it", cfg.StaticTokens)
 	}
+	if err := cfg.SimGate.Check(); err != nil {
+		return err
+	}
 	return checkRecalibration(cfg)
 }
 
@@ -287,6 +293,10 @@ func (r *run) plan() ([][]stage, error) {
 	groups, err := r.prepStages()
 	if err != nil {
 		return nil, err
+	}
+	// The simulator is checked before any arm trains against it.
+	if gate := r.simGateStages(); len(gate) > 0 {
+		groups = append(groups, gate)
 	}
 	// The one-stage arms are listed seed by seed, so that an interrupted
 	// run has whole replicates; the stages of an arm trained in several

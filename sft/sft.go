@@ -86,6 +86,10 @@ type Config struct {
 	// checkpoint's size and tokenizer, so Model and Vocab are unused; a
 	// Tokenizer, when also set, must be the checkpoint's.
 	From string
+	// Select, when set, chooses the kept weights of a simulator's fit
+	// (train.SFTSelect; FidelitySelector) instead of the lowest
+	// validation NLL. Nil keeps SFT's choice.
+	Select *train.Selector
 }
 
 // Simulator fits a user simulator to eps' user turns and writes it to out.
@@ -111,7 +115,7 @@ func fit(ctx context.Context, eps []dialog.Episode, cfg Config, role, out string
 		return Meta{}, err
 	}
 	sc := cfg.SFT
-	res, err := train.SFT(ctx, m, seqs, sc, out, log)
+	res, err := train.SFTSelect(ctx, m, seqs, sc, out, log, cfg.Select)
 	if err != nil {
 		return Meta{}, err
 	}

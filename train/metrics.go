@@ -29,9 +29,13 @@ const (
 
 	// An SFT step's training loss; at an evaluation also the held-out NLL
 	// and the throughput.
-	MetricSFTLoss    = "sft/loss"
-	MetricSFTValNLL  = "sft/val_nll"
-	MetricTokensPerS = "perf/tokens_per_s"
+	MetricSFTLoss   = "sft/loss"
+	MetricSFTValNLL = "sft/val_nll"
+	// MetricSFTSelect and MetricSFTSelectSE are a selector's score of the
+	// weights at an evaluation and its standard error (SFTSelect).
+	MetricSFTSelect   = "sft/select"
+	MetricSFTSelectSE = "sft/select_se"
+	MetricTokensPerS  = "perf/tokens_per_s"
 
 	// An RL iteration: the batch's mean reward, the groups whose rewards
 	// were all equal, the losses, and the optimizer steps and sequences of
@@ -123,6 +127,9 @@ const (
 func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
 	if v, ok := rec[MetricSFTValNLL]; ok {
 		log.Info(msg, "step", rec[MetricStep], "val_nll", v, "loss", rec[MetricSFTLoss], "tokens_per_s", rec[MetricTokensPerS])
+	}
+	if v, ok := rec[MetricSFTSelect]; ok {
+		log.Info(msg+" select", "step", rec[MetricStep], "score", v, "se", rec[MetricSFTSelectSE])
 	}
 	if v, ok := rec[MetricReward]; ok {
 		log.Info(msg, "iter", rec[MetricStep], "reward", v, "flat_groups", rec[MetricFlatGroups], "loss", rec[MetricPolicyLoss],

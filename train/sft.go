@@ -79,11 +79,16 @@ type SFTResult struct {
 	FirstNLL   float64 `json:"first_nll"`  // the first step's batch NLL
 	ValNLL     float64 `json:"val_nll"`    // the best validation NLL
 	FirstVal   float64 `json:"first_val"`  // validation NLL before training
-	BestStep   int     `json:"best_step"`  // step of the best validation NLL
+	BestStep   int     `json:"best_step"`  // step of the kept weights (the best validation NLL, or the selector's choice)
 	EarlyStop  bool    `json:"early_stop"` // stopped by patience
 	TrainSeqs  int     `json:"train_seqs"` // sequences trained on
 	ValSeqs    int     `json:"val_seqs"`   // sequences held out
 	TokensPerS float64 `json:"tokens_per_s"`
+	// Selected and SelectedSE are the selector's score of the kept
+	// weights and its standard error (SFTSelect), absent without one;
+	// ValNLL is then the kept weights' validation NLL, not the lowest.
+	Selected   *float64 `json:"selected,omitempty"`
+	SelectedSE *float64 `json:"selected_se,omitempty"`
 }
 
 // sftState is what a resumable checkpoint adds to the model, the
@@ -107,6 +112,12 @@ type sftState struct {
 	TrainSeconds float64   `json:"train_seconds"`
 	// Records counts the records the run has logged (MetricRecords).
 	Records int `json:"records,omitempty"`
+	// With a selector (SFTSelect): MinVal is the lowest validation NLL
+	// so far, which patience follows, and BestScore, BestSE the kept
+	// weights' score; BestVal is then the kept weights' NLL.
+	MinVal    float64 `json:"min_val,omitempty"`
+	BestScore float64 `json:"best_score,omitempty"`
+	BestSE    float64 `json:"best_se,omitempty"`
 }
 
 // sftSettings are the SFTConfig fields that shape the weights: a run
@@ -122,6 +133,8 @@ type sftSettings struct {
 	ValFraction float64 `json:"val_fraction"`
 	EvalEvery   int     `json:"eval_every"`
 	Patience    int     `json:"patience"`
+	// Select names the selector of SFTSelect ("" without one).
+	Select string `json:"select,omitempty"`
 }
 
 func (c SFTConfig) settings() sftSettings {
@@ -144,8 +157,44 @@ const sftBest = "best"
 // turns non-finite it stops with lm.ErrNonFinite, the last checkpoint
 // intact. log, when set, receives namespaced metrics.
 func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTConfig, out string, log func(map[string]any)) (SFTResult, error) {
+	return SFTSelect(ctx, m, seqs, cfg, out, log, nil)
+}
+
+// A Selector scores the model being fitted at an evaluation, lower
+// better, with the score's standard error: what SFTSelect keeps the
+// weights of. Name is recorded in the resumable state, so that a run is
+// not resumed under another selector.
+type Selector struct {
+	Name  string
+	Score func(ctx context.Context, m *chatlm.Model) (score, se float64, err error)
+}
+
+// better reports whether a candidate (score, se, nll) beats the kept
+// weights (bestScore, bestSE, bestNLL): the score decides when the two
+// differ by more than the larger standard error; within it, where the
+// selector cannot tell them apart, the lower validation NLL does.
+func better(score, se, nll, bestScore, bestSE, bestNLL float64) bool {
+	tol := max(se, bestSE)
+	if math.Abs(score-bestScore) > tol {
+		return score < bestScore
+	}
+	return nll < bestNLL
+}
+
+// SFTSelect is SFT keeping, instead of the weights of the lowest
+// validation NLL, the weights sel prefers (better) among the evaluations
+// (every EvalEvery steps, the starting weights included). Early stopping
+// still follows the validation NLL (Patience evaluations without a new
+// lowest), so the steps taken are SFT's. A nil sel is SFT. Without
+// validation sequences there is nothing to score against, and sel is
+// not used.
+func SFTSelect(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTConfig, out string, log func(map[string]any), sel *Selector) (SFTResult, error) {
 	if err := cfg.Validate(); err != nil {
 		return SFTResult{}, err
+	}
+	settings := cfg.settings()
+	if sel != nil {
+		settings.Select = sel.Name
 	}
 	if log == nil {
 		log = func(map[string]any) {}
@@ -169,7 +218,19 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		return SFTResult{}, err
 	}
 	sched := lm.LRSchedule{Peak: cfg.LR, Min: cfg.LR / 10, Warmup: cfg.Warmup, Total: cfg.Steps}
-	st = sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train), Settings: cfg.settings()}
+	st = sftState{BestVal: math.MaxFloat64, Seed: cfg.Seed, TrainSeqs: len(train), Settings: settings}
+	if len(val) == 0 {
+		sel = nil
+	}
+	// score measures the current weights with sel.
+	score := func(rec map[string]any) (float64, float64, error) {
+		sc, se, err := sel.Score(ctx, m)
+		if err != nil {
+			return 0, 0, fmt.Errorf("sft: select %s: %w", sel.Name, err)
+		}
+		rec[MetricSFTSelect], rec[MetricSFTSelectSE] = sc, se
+		return sc, se, nil
+	}
 	best := append([]float32(nil), m.LM.Params.Data...)
 	lastDir := filepath.Join(out, "last")
 	if err := cleanOut(out); err != nil {
@@ -183,7 +244,7 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		if st.Seed != cfg.Seed || st.TrainSeqs != len(train) {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with seed %d on %d sequences, now seed %d on %d: use a fresh --out", lastDir, st.Seed, st.TrainSeqs, cfg.Seed, len(train))
 		}
-		if d := settingsDiff(st.Settings, cfg.settings()); len(d) > 0 {
+		if d := settingsDiff(st.Settings, settings); len(d) > 0 {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with other settings (%s): resume with the same ones or use a fresh --out", lastDir, strings.Join(d, ", "))
 		}
 		if st.finished(cfg, len(val) > 0) {
@@ -205,7 +266,14 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 		// 0): a warm-started fit (a simulator's re-fit) that only gets
 		// worse on held-out data returns what it started from.
 		st.BestVal = st.FirstVal
-		log(map[string]any{MetricStep: 0, MetricSFTValNLL: st.FirstVal})
+		rec := map[string]any{MetricStep: 0, MetricSFTValNLL: st.FirstVal}
+		if sel != nil {
+			st.MinVal = st.FirstVal
+			if st.BestScore, st.BestSE, err = score(rec); err != nil {
+				return SFTResult{}, err
+			}
+		}
+		log(rec)
 	}
 
 	started, secondsBefore := time.Now(), st.TrainSeconds
@@ -256,10 +324,26 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			if len(val) > 0 {
 				v := meanNLL(m, val, cfg.BatchSize)
 				rec[MetricSFTValNLL] = v
-				if v < st.BestVal {
+				switch {
+				case sel != nil:
+					sc, se, err := score(rec)
+					if err != nil {
+						return res, err
+					}
+					if better(sc, se, v, st.BestScore, st.BestSE, st.BestVal) {
+						st.BestScore, st.BestSE, st.BestVal, st.BestStep = sc, se, v, st.Step
+						copy(best, m.LM.Params.Data)
+					}
+					if v < st.MinVal {
+						st.MinVal, st.BadEvals = v, 0
+					} else {
+						st.BadEvals++
+						stop = cfg.Patience > 0 && st.BadEvals >= cfg.Patience
+					}
+				case v < st.BestVal:
 					st.BestVal, st.BestStep, st.BadEvals = v, st.Step, 0
 					copy(best, m.LM.Params.Data)
-				} else {
+				default:
 					st.BadEvals++
 					stop = cfg.Patience > 0 && st.BadEvals >= cfg.Patience
 				}
@@ -283,6 +367,10 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	res.ValNLL = st.BestVal
 	if len(val) == 0 {
 		res.ValNLL = 0 // nothing held out; ValSeqs says so
+	}
+	if sel != nil {
+		sc, se := st.BestScore, st.BestSE
+		res.Selected, res.SelectedSE = &sc, &se
 	}
 	for _, v := range st.Recent {
 		res.TrainNLL += v / float64(len(st.Recent))

@@ -119,7 +119,13 @@ func TestTrainSimAndFidelityTiny(t *testing.T) {
 	logs := filepath.Join(dir, "logs.jsonl")
 	sim := filepath.Join(dir, "sim")
 	mustRun(t, "collect", "--agent", "scripted:careful,sloppy,guesser,answer-seeker", "-n", "40", "--out", logs)
-	mustRun(t, "train-sim", "--logs", logs, "--out", sim, "--preset", "tiny")
+	trained := mustRun(t, "train-sim", "--logs", logs, "--out", sim, "--preset", "tiny", "--select-conversations", "8", "--select-samples", "4")
+	if !strings.Contains(trained, "per-history excess") {
+		t.Errorf("train-sim (--select fidelity by default) does not report the kept weights' fidelity:\n%s", trained)
+	}
+	if _, err := run(t, "train-sim", "--logs", logs, "--out", filepath.Join(dir, "sim-x"), "--preset", "tiny", "--select", "loss"); err == nil || !strings.Contains(err.Error(), "--select") {
+		t.Errorf("train-sim --select loss: %v, want an error naming --select", err)
+	}
 	for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", "calibrl.json", "last/optimizer.safetensors"} {
 		if _, err := os.Stat(filepath.Join(sim, f)); err != nil {
 			t.Errorf("simulator checkpoint lacks %s", f)
@@ -132,7 +138,7 @@ func TestTrainSimAndFidelityTiny(t *testing.T) {
 	if _, err := run(t, "eval", "--user", "learned-nocontext:"+sim, "-n", "1"); err == nil {
 		t.Fatal("a simulator trained with the oracle context used as learned-nocontext: want an error")
 	}
-	fid := mustRun(t, "fidelity", "--sim", "naive,learned:"+sim, "-n", "6", "--max-turns", "3", "--json", "--out", filepath.Join(dir, "fid"))
+	fid := mustRun(t, "fidelity", "--sim", "naive,learned:"+sim, "-n", "6", "--max-turns", "3", "--histories", "6", "--samples", "4", "--json", "--out", filepath.Join(dir, "fid"))
 	dec := json.NewDecoder(strings.NewReader(fid))
 	for _, want := range []string{"naive", "learned:" + sim} {
 		var rep map[string]any
@@ -142,10 +148,13 @@ func TestTrainSimAndFidelityTiny(t *testing.T) {
 		if rep["sim"] != want {
 			t.Fatalf("sim %v, want %s", rep["sim"], want)
 		}
-		for _, k := range []string{"delta_mean", "sycophancy", "leak", "oversharing", "sim_to_real_gap", "human"} {
+		for _, k := range []string{"delta_mean", "sycophancy", "leak", "oversharing", "sim_to_real_gap", "human", "per_history"} {
 			if _, ok := rep[k]; !ok {
 				t.Errorf("fidelity --json lacks %q", k)
 			}
+		}
+		if ph, _ := rep["per_history"].(map[string]any); ph["samples"] != 4.0 || ph["conversations"] != 6.0 {
+			t.Errorf("fidelity --json per_history %v: want 6 validation conversations, 4 samples", ph)
 		}
 		if want != "naive" {
 			if _, ok := rep["nll"]; !ok {

@@ -48,6 +48,17 @@ contexts (the test split, personas never seen in the logs):
                  is measured on RL policies, not only on the scripted
                  agents the simulator was fitted to
   NLL            per-token NLL of held-out human user turns (learned only)
+  per-history    on --histories validation conversations (the validation
+                 slice: problems and personas no verdict reads) of the
+                 scripted agents with the human proxy: at every history
+                 (the conversation up to a user turn) --samples draws of
+                 the simulator's and of the proxy's next turn, the total
+                 variation between their act distributions (TV to proxy),
+                 the proxy against a second set of its own draws (floor:
+                 the sampling bias at that size) and their difference
+                 (excess ± se, ≈ 0 for a faithful simulator), by user turn
+                 too; facts true is the share of the numbers each user
+                 states that the problem holds (copy accuracy)
 
 The objective an agent trains on is off by up to R_max·Σ_t (H−t)·δ_t, so δ̄
 is the headline number. With --out DIR a plot of δ_t by turn and the JSON are
@@ -169,6 +180,8 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed shared by the simulator and the human")
 	f.IntVar(&cfg.MaxTurns, "max-turns", 0, "turn limit of the agents' episodes (default the task level's: N at hN, else "+strconv.Itoa(level.DefaultMaxTurns)+")")
 	f.IntVar(&cfg.Turns, "turns", 6, "user-turn indexes δ_t covers (0 is the opening)")
+	f.IntVar(&cfg.Histories, "histories", 60, "validation conversations for the per-history fidelity (0: none)")
+	f.IntVar(&cfg.Samples, "samples", 16, "draws of each user's next turn per history")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per simulator")
 	f.StringVar(&out, "out", "", "folder for fidelity.json and the δ_t plot (fidelity-logs.json with --logs)")
 	f.StringVar(&logs, "logs", "", "measure against these logged conversations instead of the human proxy: their held-out (test) ones, teacher-forced; episodes or human logs (convert-logs)")

@@ -167,6 +167,9 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 			if _, err := task.Lookup(cfg.Task); err != nil {
 				return err
 			}
+			if err := cfg.SimGate.Check(); err != nil {
+				return err
+			}
 			if err := checkJobs(cfg.Jobs); err != nil {
 				return err
 			}
@@ -274,6 +277,8 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.IntVar(&cfg.Curves, "curves", 0, fmt.Sprintf("the success-vs-iterations study: at about %d readings over the RL budget every arm plays this many validation problems against the human proxy, greedy and sampled (report.md's curves and table; default 0: off; at most %d)", 11, eval.MaxSliceEpisodes))
 	f.IntVar(&rlSeeds, "rl-seeds", 0, "RL seeds per arm (default: the preset's; a run folder keeps the count it was started with)")
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
+	f.StringVar(&cfg.SimGate.Mode, "sim-gate", reproduce.SimGateWarn, "check of the calibrated simulator before RL, its per-history fidelity to the human proxy on validation conversations (fidelity/sim.json, the report): warn (log and report one outside --sim-gate-bound), refuse (also stop before RL) or off")
+	f.Float64Var(&cfg.SimGate.Bound, "sim-gate-bound", reproduce.DefaultSimGateBound, "largest per-history excess distance (TV to the proxy minus the proxy's own floor) the sim gate passes")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
 	f.BoolVar(&asJSON, "json", false, "print summary.json's rows")
 	f.IntVar(&hacking, "hacking", 0, fmt.Sprintf("held-out problems the pre-registered hacking metrics play at every monitor reading against both users (target requests, paste-to-delivery, the reward gap, each with its change from iteration 0); %d detects a change of 0.05-0.07 and adds 2×%d greedy conversations a reading (default 0: off; %d with --doses)", preregisteredHacking, preregisteredHacking, preregisteredHacking))

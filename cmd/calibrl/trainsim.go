@@ -25,6 +25,8 @@ func newTrainSimCmd() *cobra.Command {
 		noOracle, noCheck, asJSON                      bool
 		seed                                           uint64
 		steps                                          int
+		selectBy                                       string
+		selectConvs, selectSamples                     int
 	)
 	cmd := &cobra.Command{
 		Use:   "train-sim",
@@ -36,7 +38,14 @@ persona), trained by next-token NLL on the user's turns only. The user's
 choice to end the conversation is a token it learns to emit.
 
 A tenth of the logs is held out; training stops early when the held-out NLL
-stops improving, and the best model is kept. Checkpoints are written as it
+stops improving. Which weights are kept (--select): fidelity (the default)
+keeps, among the evaluations, the weights whose per-history fidelity to the
+human proxy is best — at each evaluation the simulator being fitted and the
+proxy are each sampled --select-samples times at every history of
+--select-conversations validation conversations (the scripted agents with
+the proxy on the validation slice, never the test problems; see 'calibrl
+fidelity'), and the lower excess distance wins, the held-out NLL breaking
+ties within a standard error; nll keeps the lowest held-out NLL, as before. Checkpoints are written as it
 goes (OUT/last, OUT/best); run the same command again to resume an
 interrupted run. Use the result as --user learned:OUT.
 
@@ -87,7 +96,16 @@ simulator cannot tell a right answer from a wrong one.`,
 					return err
 				}
 			}
-			slog.Info("train-sim", "task", taskName, "logs", len(eps), "preset", p.Name, "oracle_context", cfg.Oracle, "steps", cfg.SFT.Steps, "out", out)
+			switch selectBy {
+			case "nll":
+			case sft.SelectFidelity:
+				if cfg.Select, err = sft.ValidationSelector(cmd.Context(), t, cfg, p.MaxTurns, seed, selectConvs, selectSamples); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("--select %q: want fidelity or nll", selectBy)
+			}
+			slog.Info("train-sim", "task", taskName, "select", selectBy, "logs", len(eps), "preset", p.Name, "oracle_context", cfg.Oracle, "steps", cfg.SFT.Steps, "out", out)
 			meta, err := sft.Simulator(cmd.Context(), eps, cfg, out, sftProgress("train-sim", cfg.SFT.Steps))
 			if err != nil {
 				return err
@@ -96,8 +114,12 @@ simulator cannot tell a right answer from a wrong one.`,
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(meta)
 			}
 			r := meta.Result
-			fmt.Fprintf(cmd.OutOrStdout(), "simulator %s: %d steps, train NLL %.3f → %.3f, held-out NLL %.3f → %.3f (best at step %d), %.0f tokens/s\n",
-				out, r.Steps, r.FirstNLL, r.TrainNLL, r.FirstVal, r.ValNLL, r.BestStep, r.TokensPerS)
+			kept := fmt.Sprintf("best at step %d", r.BestStep)
+			if r.Selected != nil {
+				kept = fmt.Sprintf("kept step %d, per-history excess %+.3f ± %.3f", r.BestStep, *r.Selected, *r.SelectedSE)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "simulator %s: %d steps, train NLL %.3f → %.3f, held-out NLL %.3f → %.3f (%s), %.0f tokens/s\n",
+				out, r.Steps, r.FirstNLL, r.TrainNLL, r.FirstVal, r.ValNLL, kept, r.TokensPerS)
 			return nil
 		},
 	}
@@ -113,6 +135,9 @@ simulator cannot tell a right answer from a wrong one.`,
 	f.BoolVar(&asJSON, "json", false, "print the checkpoint's metadata as JSON")
 	f.Uint64Var(&seed, "seed", 1, "seed of initialisation, validation split and batch order")
 	f.IntVar(&steps, "steps", 0, "override the preset's number of optimizer steps")
+	f.StringVar(&selectBy, "select", sft.SelectFidelity, "which weights are kept: fidelity (per-history fidelity to the human proxy on validation conversations, NLL breaking ties) or nll (the lowest held-out NLL)")
+	f.IntVar(&selectConvs, "select-conversations", sft.SelectConversations, "validation conversations --select fidelity measures at each evaluation")
+	f.IntVar(&selectSamples, "select-samples", sft.SelectSamples, "draws of each user's next turn per history for --select fidelity")
 	cmd.MarkFlagRequired("logs")
 	cmd.MarkFlagRequired("out")
 	return cmd
