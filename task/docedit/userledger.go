@@ -31,10 +31,11 @@ func (t *Task) UserNotes() func(o *dialog.Oracle, msgs []dialog.Message) string 
 // agent turn of msgs asks about (userledger.Asked), read as the human
 // proxy reads the turn (readTurn) and chosen as it chooses: a turn that
 // asks what to change (or how a new sentence goes on) gets the first
-// change still to do in the current document that no user message has
-// stated whole, or, all stated, the first still to do; a missing sentence
-// comes in its two halves, the second once a user message has given the
-// first, so the note never holds a target sentence the draft lacks. The
+// change still to do in the current document that no user message since
+// the agent's last revision has stated whole, or, all stated, the first
+// still to do; a missing sentence comes in its two halves, the second once
+// a user message has given the first, so the note never holds a target
+// sentence the draft lacks. The
 // fact's Text is the change as the users state it concretely (detail),
 // numbered in the current document; its Value the words to copy (the new
 // words, the sentence to take out, or the half of a missing sentence;
@@ -50,13 +51,23 @@ func Asked(o *dialog.Oracle, msgs []dialog.Message) (dialog.Fact, bool) {
 	if r.askTarget || !(r.askChange || r.askRest) {
 		return dialog.Fact{}, false
 	}
-	cur := SplitSentences(FinalDocument(o.Draft, msgs))
+	// said is what the user has said since the agent's last revision: a
+	// change said before it and still not done is said again from its
+	// start, as the human proxy does ("You still haven't done this one.").
+	doc := Normalize(o.Draft)
 	var said []string
 	for _, m := range msgs {
-		if m.Role == dialog.RoleUser {
+		switch m.Role {
+		case dialog.RoleUser:
 			said = append(said, m.Content)
+		case dialog.RoleAssistant:
+			r := ApplyTurn(doc, m.Content)
+			if doc = r.Doc; r.Delivered {
+				said = nil
+			}
 		}
 	}
+	cur := SplitSentences(doc)
 	told := func(words string) bool {
 		for _, s := range said {
 			if strings.Contains(s, `"`+words+`"`) {
@@ -103,11 +114,13 @@ func Asked(o *dialog.Oracle, msgs []dialog.Message) (dialog.Fact, bool) {
 	f := dialog.Fact{Key: fmt.Sprintf("edit%d", next+1), Hidden: true}
 	// The phrase templates' choice is fixed per edit, as describeEdit's.
 	f.Text = detail(e, cur, p, rand.New(rand.NewPCG(uint64(len(e.From)), uint64(len(e.To)))))
-	switch first, rest := halves(e.To); {
-	case e.Kind == KindInsertSentence && p == 2:
-		f.Key, f.Value = f.Key+"b", rest
+	switch {
 	case e.Kind == KindInsertSentence:
+		first, rest := halves(e.To)
 		f.Value = first
+		if p == 2 {
+			f.Key, f.Value = f.Key+"b", rest
+		}
 	case e.Kind == KindDeleteSentence:
 		f.Value = e.From
 	case e.Kind != KindSwap:
