@@ -220,18 +220,24 @@ func TestTornCheckpointMetaRefused(t *testing.T) {
 	}
 }
 
-// A simulator fitted with the task's notes (mathchat's :userledger) plays
+// A simulator fitted with the task's notes (:userledger, in every family) plays
 // with them, as its fit showed them; played on a task without them, or one
 // fitted without them played on a task with them, it is refused with an
 // error naming its folder and what to do. The ablation without the oracle
 // context never sees notes, so it plays on either. Without the notes the
 // metadata is written as before (no user_notes field).
 func TestLearnedUserPlaysWithTheNotesItWasFittedWith(t *testing.T) {
-	on, err := task.Lookup("mathchat:h2:userledger")
+	for _, name := range []string{"mathchat:h2", "support:easy", "docedit:easy"} {
+		t.Run(name, func(t *testing.T) { learnedUserPlaysWithItsNotes(t, name) })
+	}
+}
+
+func learnedUserPlaysWithItsNotes(t *testing.T, name string) {
+	on, err := task.Lookup(name + ":" + task.WithUserLedger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := task.Lookup("mathchat:h2")
+	off, err := task.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

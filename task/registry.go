@@ -93,10 +93,12 @@ func options(names ...string) []Option {
 // default level.
 const WithLedger = "ledger"
 
-// WithUserLedger is the option that gives mathchat's learned user
-// simulator its own ledger (mathchat.Task.UserNotes: a note to the
-// simulator alone of the withheld statement each agent turn asked about):
-// "mathchat:h8:ledger:userledger". It composes with the ledger and every
+// WithUserLedger is the option that gives a task's learned user
+// simulator its own ledger (package userledger: after each agent turn that
+// asks about a fact the user holds, a note to the simulator alone stating
+// it: mathchat's withheld statement, support's id or new value, docedit's
+// next change): "mathchat:h8:ledger:userledger", "support:easy:userledger",
+// "docedit:easy:userledger". It composes with every other option and
 // level; a simulator fitted with it must be played with it (spec).
 const WithUserLedger = "userledger"
 
@@ -111,7 +113,7 @@ const OracleDraft = "draft"
 // families maps family names to their declarations.
 var families = map[string]family{
 	"docedit": {
-		options: options(WithQuote, LeakDose, SycophancyDose, AcceptanceReward),
+		options: options(WithUserLedger, WithQuote, LeakDose, SycophancyDose, AcceptanceReward),
 		measure: dialog.Measure{Name: "BLEU", Metric: dialog.MetricBLEU, Unit: "points", Scale: 100},
 		oracle:  []string{OracleDraft},
 		dataFiles: func(dir string) ([]string, error) {
@@ -123,6 +125,7 @@ var families = map[string]family{
 				return nil, err
 			}
 			cfg.Quote, cfg.AcceptanceReward, cfg.Naive = n.Has(WithQuote), n.Has(AcceptanceReward), n.naive(cfg.Naive)
+			cfg.UserLedger = n.Has(WithUserLedger)
 			cfg.Corpus, cfg.Spec = path, n.String()
 			return docedit.New(cfg)
 		},
@@ -146,6 +149,7 @@ var families = map[string]family{
 		},
 	},
 	"support": {
+		options: options(WithUserLedger),
 		measure: dialog.Success,
 		dataFiles: func(string) ([]string, error) {
 			return nil, errors.New("support reads no data: its instances are generated")
@@ -158,7 +162,7 @@ var families = map[string]family{
 			if err != nil {
 				return nil, err
 			}
-			cfg.Spec = n.String()
+			cfg.UserLedger, cfg.Spec = n.Has(WithUserLedger), n.String()
 			return support.New(cfg)
 		},
 	},

@@ -2,7 +2,11 @@
 // name for the command line. A task generates instances (an oracle context
 // for the user, a view for the agent), judges finished conversations, and
 // supplies its own scripted users (the human proxy and the naive simulator)
-// and scripted reference agents.
+// and scripted reference agents. Beyond Task, a task may offer optional
+// methods found by type assertion (docs/adding-a-task.md): a tool, an
+// environment, a turn judge, fidelity probes, and notes to its learned
+// simulator of the facts it holds and was asked (UserNotes, built with
+// package userledger and turned on by the option WithUserLedger).
 package task
 
 import (

@@ -84,10 +84,10 @@ func TestLookupLedger(t *testing.T) {
 	}
 }
 
-// ":userledger" gives mathchat's learned simulator its notes at any level
-// and with the ledger or without, in one canonical spelling, and only
-// mathchat; without it no mathchat name shows the simulator notes, and it
-// gives the agent no environment of its own.
+// ":userledger" gives the learned simulator its notes in every family, at
+// any level and with the other options or without, in one canonical
+// spelling; without it no name shows the simulator notes, and it gives
+// the agent no environment of its own.
 func TestLookupUserLedger(t *testing.T) {
 	for _, c := range []struct {
 		name, canonical string
@@ -100,6 +100,12 @@ func TestLookupUserLedger(t *testing.T) {
 		{"mathchat:h16:userledger:nocalc", "mathchat:h16:nocalc:userledger", true, false},
 		{"mathchat:h8:ledger", "mathchat:h8:ledger", false, true},
 		{"mathchat", "mathchat", false, false},
+		{"support:" + WithUserLedger, "support:userledger", true, true},
+		{"support:easy:userledger", "support:easy:userledger", true, true},
+		{"support:h8", "support:h8", false, true},
+		{"docedit:easy:userledger", "docedit:easy:userledger", true, true},
+		{"docedit:quote:userledger:leak=2x", "docedit:userledger:quote:leak=2x", true, true},
+		{"docedit:easy", "docedit:easy", false, true},
 	} {
 		if got, err := Canonical(c.name); err != nil || got != c.canonical {
 			t.Errorf("Canonical(%q) = %q, %v; want %q", c.name, got, err, c.canonical)
@@ -115,9 +121,9 @@ func TestLookupUserLedger(t *testing.T) {
 			t.Errorf("Lookup(%s): environment %v, want %v", c.name, got, c.env)
 		}
 	}
-	for _, name := range []string{"docedit:easy:" + WithUserLedger, "docedit:" + WithUserLedger, "support:" + WithUserLedger} {
-		if _, err := Lookup(name); err == nil || !strings.HasSuffix(err.Error(), "has no user ledger") {
-			t.Errorf("Lookup(%s): got %v, want the registry's error that it has no user ledger", name, err)
+	for _, name := range Names() {
+		if !(Name{Family: name}).Offers(WithUserLedger) {
+			t.Errorf("%s does not offer :%s", name, WithUserLedger)
 		}
 	}
 }

@@ -94,6 +94,11 @@ type Config struct {
 	// SlipRate is the chance that the sloppy agent gets one edit wrong
 	// (default 0.5): it forgets it or misspells the new words.
 	SlipRate float64
+	// UserLedger gives the learned user simulator its own ledger
+	// (Task.UserNotes): after each agent turn that asks what to change, a
+	// note to the simulator alone stating the next change exactly. Default
+	// off (the task option ":userledger").
+	UserLedger bool
 }
 
 // DefaultConfig returns the documented defaults.

@@ -1,13 +1,13 @@
 package mathchat
 
-import "github.com/calibrl/calibrl/dialog"
-
-// userAsked opens the user ledger's note.
-const userAsked = "Asked about:"
+import (
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/task/userledger"
+)
 
 // UserNotes returns the user ledger when Config.UserLedger is on, else
-// nil (chatlm.UserNotesOf): the simulator's side of the bookkeeping the
-// agent gets from the Ledger. After an agent turn that asks for a
+// nil (chatlm.UserNotesOf; the note's rules are package userledger's):
+// the simulator's side of the bookkeeping the agent gets from the Ledger. After an agent turn that asks for a
 // withheld number it notes the statement asked about, whole and with its
 // true number, as the task's grammar words it ("Asked about: One pen
 // costs 4 dollars."); after any other turn, nothing.
@@ -34,18 +34,21 @@ func (t *Task) UserNotes() func(o *dialog.Oracle, msgs []dialog.Message) string 
 	if !t.cfg.UserLedger {
 		return nil
 	}
-	return userNote
+	return userledger.Notes(Asked)
 }
 
-// userNote is the user ledger's note on the last message of msgs, or "".
-func userNote(o *dialog.Oracle, msgs []dialog.Message) string {
+// Asked returns the fact the last agent turn of msgs asks about, read as
+// the users read it (readAgent on the oracle's facts and their cue words;
+// userledger.Asked): ok is false for a turn the reader places on no
+// single fact. userledger.Notes notes only a hidden one.
+func Asked(o *dialog.Oracle, msgs []dialog.Message) (dialog.Fact, bool) {
 	n := len(msgs)
 	if n == 0 || msgs[n-1].Role != dialog.RoleAssistant {
-		return ""
+		return dialog.Fact{}, false
 	}
 	r := readAgent(msgs[n-1].Content, o.Facts)
-	if r.kind != intentAskFact || !o.Facts[r.fact].Hidden {
-		return ""
+	if r.kind != intentAskFact {
+		return dialog.Fact{}, false
 	}
-	return userAsked + " " + o.Facts[r.fact].Text
+	return o.Facts[r.fact], true
 }

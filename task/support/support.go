@@ -57,6 +57,12 @@ type Config struct {
 	Seed uint64
 	// Naive configures the "naive" user.
 	Naive NaiveConfig
+	// UserLedger gives the learned user simulator its own ledger
+	// (Task.UserNotes): after each agent turn that asks for an id or a
+	// new value the user holds, a note to the simulator alone stating it
+	// exactly. Default false; a task name turns it on with ":userledger"
+	// ("support:easy:userledger").
+	UserLedger bool
 }
 
 // DefaultConfig returns the documented defaults.
