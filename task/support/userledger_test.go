@@ -50,7 +50,7 @@ func TestUserLedgerNotesTheFactTheUserGives(t *testing.T) {
 			t.Fatal("the user ledger is on and the task shows no notes")
 		}
 		checked, silent := 0, 0
-		for _, user := range []string{"human", "naive"} {
+		for _, user := range []dialog.UserKind{dialog.Human, dialog.Naive} {
 			u, _ := tk.User(user)
 			for _, prof := range []string{"careful", "hasty", "wrong-row"} {
 				a, _ := tk.Agent(prof)
