@@ -46,7 +46,7 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 	// they happen to start.
 	var mu sync.Mutex
 	k := 0
-	start := func(name string, skipped bool) {
+	start := func(name string, skipped bool) int {
 		mu.Lock()
 		defer mu.Unlock()
 		k++
@@ -56,6 +56,12 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 		}
 		log.Info(msg, "stage", name, "k", k, "of", n)
 		prog.Emit(progress.Event{Stage: name, Index: k, Of: n, Skipped: skipped})
+		return k
+	}
+	end := func(name string, k int) {
+		mu.Lock()
+		defer mu.Unlock()
+		prog.Emit(progress.Event{Stage: name, Index: k, Of: n, Done: true})
 	}
 	if jobs <= 0 {
 		jobs = DefaultJobs()
@@ -69,7 +75,7 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 			}
 			todo = append(todo, s)
 		}
-		if err := runGroup(ctx, f, todo, jobs, start); err != nil {
+		if err := runGroup(ctx, f, todo, jobs, start, end); err != nil {
 			return err
 		}
 	}
@@ -88,13 +94,17 @@ func DefaultJobs() int { return min(2, runtime.GOMAXPROCS(0)) }
 // only while the run is wanted: stopped between stages, it returns the
 // stop instead of letting the run go on to a report of stages that never
 // ran.
-func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, start func(name string, skipped bool)) error {
+func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, start func(name string, skipped bool) int, end func(name string, k int)) error {
 	runOne := func(ctx context.Context, s stage) error {
-		start(s.name, false)
+		k := start(s.name, false)
 		if err := s.do(ctx); err != nil {
 			return fmt.Errorf("reproduce %s: %w", s.name, err)
 		}
-		return f.MarkDone(s.name)
+		if err := f.MarkDone(s.name); err != nil {
+			return err
+		}
+		end(s.name, k)
+		return nil
 	}
 	jobs = min(jobs, len(todo))
 	if jobs <= 1 {

@@ -66,11 +66,26 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each stage starts once as an event, stage k of 9 in order of k; the
-	// one done before is marked skipped.
-	if len(events) != 9 {
-		t.Fatalf("%d progress events, want 9: %+v", len(events), events)
+	// one done before is marked skipped. Each one run ends with an event
+	// of its own k, after its start.
+	var starts []progress.Event
+	startK := map[string]int{}
+	ends := 0
+	for _, e := range events {
+		if !e.Done {
+			starts = append(starts, e)
+			startK[e.Stage] = e.Index
+			continue
+		}
+		ends++
+		if k, ok := startK[e.Stage]; !ok || k != e.Index || e.Of != 9 {
+			t.Errorf("end %+v: started as stage %d (%v)", e, k, ok)
+		}
 	}
-	for i, e := range events {
+	if len(starts) != 9 || ends != 8 {
+		t.Fatalf("%d starts and %d ends, want 9 and 8: %+v", len(starts), ends, events)
+	}
+	for i, e := range starts {
 		if e.Index != i+1 || e.Of != 9 || e.Skipped != (e.Stage == "g/skip") {
 			t.Errorf("event %d: %+v", i, e)
 		}

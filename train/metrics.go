@@ -13,6 +13,10 @@ import (
 // iteration.
 const (
 	MetricStep = "step"
+	// MetricTotalSteps is the steps (SFT) or iterations (RL) a run is set
+	// to make, in the record that opens it (an SFT run's "start", an RL
+	// run's "config"): a display's 100%.
+	MetricTotalSteps = "total_steps"
 
 	// An SFT step's training loss; at an evaluation also the held-out NLL
 	// and the throughput.
@@ -86,17 +90,37 @@ const (
 // RL iteration (iter, reward, flat_groups, loss, kl, clip_frac) or, with
 // message msg+" monitor", a monitor reading (iter, train_user_reward,
 // human_reward). Other records log nothing.
+//
+// A figure the record lacks is left out (the first evaluation, before any
+// step, has no loss), and numbers keep four significant digits.
 func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
-	if v, ok := rec[MetricSFTValNLL]; ok {
-		log.Info(msg, "step", rec[MetricStep], "val_nll", v, "loss", rec[MetricSFTLoss], "tokens_per_s", rec[MetricTokensPerS])
+	if _, ok := rec[MetricSFTValNLL]; ok {
+		log.Info(msg, headline(rec, "step", MetricStep, "val_nll", MetricSFTValNLL, "loss", MetricSFTLoss, "tokens_per_s", MetricTokensPerS)...)
 	}
-	if v, ok := rec[MetricReward]; ok {
-		log.Info(msg, "iter", rec[MetricStep], "reward", v, "flat_groups", rec[MetricFlatGroups], "loss", rec[MetricPolicyLoss],
-			"kl", rec[MetricKL], "clip_frac", rec[MetricClipFrac])
+	if _, ok := rec[MetricReward]; ok {
+		log.Info(msg, headline(rec, "iter", MetricStep, "reward", MetricReward, "flat_groups", MetricFlatGroups, "loss", MetricPolicyLoss,
+			"kl", MetricKL, "clip_frac", MetricClipFrac)...)
 	}
-	if v, ok := rec[MetricMonitorTrainReward]; ok {
-		log.Info(msg+" monitor", "iter", rec[MetricStep], "train_user_reward", v, "human_reward", rec[MetricMonitorHumanReward])
+	if _, ok := rec[MetricMonitorTrainReward]; ok {
+		log.Info(msg+" monitor", headline(rec, "iter", MetricStep, "train_user_reward", MetricMonitorTrainReward, "human_reward", MetricMonitorHumanReward)...)
 	}
+}
+
+// headline is the log attributes name, value for each pair name, key of
+// pairs whose key rec holds, floats rounded to four significant digits.
+func headline(rec map[string]any, pairs ...string) []any {
+	var out []any
+	for i := 0; i+1 < len(pairs); i += 2 {
+		v, ok := rec[pairs[i+1]]
+		if !ok || v == nil {
+			continue
+		}
+		if f, ok := v.(float64); ok {
+			v = progress.Round(f)
+		}
+		out = append(out, pairs[i], v)
+	}
+	return out
 }
 
 // Progress is the progress event of rec, a record of stage: its step and
@@ -106,6 +130,9 @@ func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
 func Progress(stage string, rec map[string]any) (e progress.Event, ok bool) {
 	e = progress.Event{Stage: stage}
 	e.Step, _ = rec[MetricStep].(int)
+	if n, ok := rec[MetricTotalSteps].(int); ok && n > 0 {
+		e.Steps = n
+	}
 	for _, f := range []struct{ key, name string }{
 		{MetricSFTValNLL, "val_nll"}, {MetricReward, "reward"},
 		{MetricMonitorTrainReward, "train_user_reward"}, {MetricMonitorHumanReward, "human_reward"},
@@ -114,5 +141,5 @@ func Progress(stage string, rec map[string]any) (e progress.Event, ok bool) {
 			e.Figures = append(e.Figures, progress.Figure{Name: f.name, Value: v})
 		}
 	}
-	return e, len(e.Figures) > 0
+	return e, len(e.Figures) > 0 || e.Steps > 0
 }

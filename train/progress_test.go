@@ -1,6 +1,9 @@
 package train
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 func TestProgressOfRecords(t *testing.T) {
 	e, ok := Progress("base", map[string]any{MetricStep: 12, MetricSFTValNLL: 1.25, MetricSFTLoss: 2.0})
@@ -14,4 +17,43 @@ func TestProgressOfRecords(t *testing.T) {
 	if _, ok := Progress("x", map[string]any{MetricStep: 1, "perf/tokens_per_s": 9.0}); ok {
 		t.Error("a record without headline figures made an event")
 	}
+	// The record opening a run carries its length: a display's 100%.
+	e, ok = Progress("base", map[string]any{"event": "start", MetricStep: 0, MetricTotalSteps: 400})
+	if !ok || e.Steps != 400 || len(e.Figures) != 0 {
+		t.Errorf("start record: %+v, %v", e, ok)
+	}
+}
+
+// Each trainer's first record says how many steps it will make, so that
+// a display knows its 100% before the first step.
+func TestTrainersLogTheirLength(t *testing.T) {
+	first := func(t *testing.T, recs []map[string]any) map[string]any {
+		t.Helper()
+		if len(recs) == 0 {
+			t.Fatal("no record")
+		}
+		return recs[0]
+	}
+	t.Run("sft", func(t *testing.T) {
+		m, seqs := toySFT(t)
+		cfg := smallSFT()
+		cfg.Steps = 10
+		var recs []map[string]any
+		if _, err := SFT(context.Background(), m, seqs, cfg, t.TempDir(), func(r map[string]any) { recs = append(recs, r) }); err != nil {
+			t.Fatal(err)
+		}
+		if got := first(t, recs)[MetricTotalSteps]; got != cfg.Steps {
+			t.Errorf("first record %v: %s %v, want %d", recs[0], MetricTotalSteps, got, cfg.Steps)
+		}
+	})
+	t.Run("grpo", func(t *testing.T) {
+		cfg := smallGRPO()
+		var recs []map[string]any
+		if _, err := GRPO(context.Background(), toyPolicy(t, 80), addTask{}, addUser{}, nil, cfg, t.TempDir(), func(r map[string]any) { recs = append(recs, r) }); err != nil {
+			t.Fatal(err)
+		}
+		if got := first(t, recs)[MetricTotalSteps]; got != cfg.Iterations {
+			t.Errorf("first record %v: %s %v, want %d", recs[0], MetricTotalSteps, got, cfg.Iterations)
+		}
+	})
 }

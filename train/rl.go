@@ -443,7 +443,7 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 			return res, nil
 		}
 	}
-	r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
+	r.log(map[string]any{"event": "config", r.algo + "/config": cfg, MetricStep: r.st.Iter, MetricTotalSteps: cfg.Iterations})
 	if (r.st.Iter == 0 || r.st.MonitorPending) && cfg.MonitorEvery > 0 {
 		// The first reading, or the one an interruption cut short: its
 		// iteration is counted and checkpointed, the reading is not.

@@ -166,9 +166,11 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 	}
 
 	resultPath := filepath.Join(out, sftResultFile)
-	if resumed, err := resumeSFT(lastDir, m, &opt, &st, best); err != nil {
+	resumed, err := resumeSFT(lastDir, m, &opt, &st, best)
+	if err != nil {
 		return SFTResult{}, err
-	} else if resumed {
+	}
+	if resumed {
 		if st.Seed != cfg.Seed || st.TrainSeqs != len(train) {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with seed %d on %d sequences, now seed %d on %d: use a fresh --out", lastDir, st.Seed, st.TrainSeqs, cfg.Seed, len(train))
 		}
@@ -188,7 +190,9 @@ func SFT(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg SFTCo
 			// write the final model and result below, training nothing.
 		}
 		log(map[string]any{"event": "resume", MetricStep: st.Step})
-	} else if len(val) > 0 {
+	}
+	log(map[string]any{"event": "start", MetricStep: st.Step, MetricTotalSteps: cfg.Steps})
+	if !resumed && len(val) > 0 {
 		st.FirstVal = meanNLL(m, val, cfg.BatchSize)
 		// The starting weights compete for best too (best holds them, step
 		// 0): a warm-started fit (a simulator's re-fit) that only gets
