@@ -41,12 +41,12 @@ type Board struct {
 }
 
 type stageState struct {
-	name         string
-	index        int
-	started      time.Time
-	step, steps  int
-	figures      []Figure
-	unitsOfSteps string // "step" or "iter"
+	name        string
+	index       int
+	started     time.Time
+	step, steps int
+	figures     []Figure
+	unit        string // "step" or "iter"
 }
 
 // NewBoard returns an empty board reading the time from now (time.Now
@@ -89,11 +89,11 @@ func (b *Board) update(e Event) []string {
 		b.running = slices.Delete(b.running, i, i+1)
 		line := fmt.Sprintf("%s %s  done in %s", b.label(s.index), s.name, Duration(now.Sub(s.started)))
 		if s.step > 0 {
-			line += fmt.Sprintf("  %s %d", s.unitsOfSteps, s.step)
+			line += fmt.Sprintf("  %s %d", s.unit, s.step)
 		}
 		return []string{line + figures(s.figures)}
 	case e.Index > 0:
-		b.running = append(b.running, &stageState{name: e.Stage, index: e.Index, started: now, unitsOfSteps: "step"})
+		b.running = append(b.running, &stageState{name: e.Stage, index: e.Index, started: now, unit: "step"})
 		slices.SortFunc(b.running, func(x, y *stageState) int { return x.index - y.index })
 		return nil
 	}
@@ -108,13 +108,11 @@ func (b *Board) update(e Event) []string {
 	if e.Steps > 0 {
 		s.steps = e.Steps
 	}
+	if e.Unit != "" {
+		s.unit = e.Unit
+	}
 	if len(e.Figures) > 0 {
 		s.figures = mergeFigures(s.figures, e.Figures)
-		for _, f := range e.Figures {
-			if f.Name == "reward" {
-				s.unitsOfSteps = "iter"
-			}
-		}
 	}
 	return nil
 }
@@ -177,9 +175,9 @@ func (b *Board) stageLine(s *stageState, now time.Time, bar bool) string {
 			fill := int(math.Round(frac * barWidth))
 			fmt.Fprintf(&l, "  [%s%s]", strings.Repeat("#", fill), strings.Repeat("-", barWidth-fill))
 		}
-		fmt.Fprintf(&l, " %3.0f%%  %s %d/%d", 100*frac, s.unitsOfSteps, s.step, s.steps)
+		fmt.Fprintf(&l, " %3.0f%%  %s %d/%d", 100*frac, s.unit, s.step, s.steps)
 	} else if s.step > 0 {
-		fmt.Fprintf(&l, "  %s %d", s.unitsOfSteps, s.step)
+		fmt.Fprintf(&l, "  %s %d", s.unit, s.step)
 	}
 	l.WriteString(figures(s.figures))
 	fmt.Fprintf(&l, "  · %s", Duration(in))

@@ -54,10 +54,10 @@ func TestBoardLiveLines(t *testing.T) {
 	b.Update(start("naive/seed-0", 3, 4))
 	b.Update(Event{Stage: "naive/seed-0", Steps: 10})
 	c.add(20 * time.Second)
-	b.Update(Event{Stage: "naive/seed-0", Step: 5, Figures: []Figure{{"reward", 0.4375}, {"human_reward", 0.123456789}}})
+	b.Update(Event{Stage: "naive/seed-0", Step: 5, Unit: "iter", Figures: []Figure{{"reward", 0.4375}, {"human", 0.123456789}}})
 	// One stage in 140 s plus half of one: 1.5 stages per 140 s; 1.5 left.
 	equalLines(t, "an RL stage half way", b.Live(0), []string{
-		"[3/4] naive/seed-0  [##########----------]  50%  iter 5/10  reward 0.4375  human_reward 0.1235  · 20s, 20s left",
+		"[3/4] naive/seed-0  [##########----------]  50%  iter 5/10  reward 0.4375  human 0.1235  · 20s, 20s left",
 		"stages 2 of 4 done, 1 running · 2m20s · ETA ~2m20s",
 	})
 	equalLines(t, "cut to the width", b.Live(24), []string{"[3/4] naive/seed-0  [##…", "stages 2 of 4 done, 1 r…"})
@@ -77,9 +77,9 @@ func TestBoardKeepsEachStagesFigures(t *testing.T) {
 	b.Update(start("naive/seed-0", 1, 2))
 	b.Update(start("static/seed-0", 2, 2))
 	c.add(10 * time.Second)
-	b.Update(Event{Stage: "naive/seed-0", Step: 3, Figures: []Figure{{"reward", 0.25}}})
-	b.Update(Event{Stage: "static/seed-0", Step: 7, Figures: []Figure{{"reward", 0.75}}})
-	b.Update(Event{Stage: "naive/seed-0", Step: 4, Figures: []Figure{{"reward", 0.5}}})
+	b.Update(Event{Stage: "naive/seed-0", Step: 3, Unit: "iter", Figures: []Figure{{"reward", 0.25}}})
+	b.Update(Event{Stage: "static/seed-0", Step: 7, Unit: "iter", Figures: []Figure{{"reward", 0.75}}})
+	b.Update(Event{Stage: "naive/seed-0", Step: 4, Unit: "iter", Figures: []Figure{{"reward", 0.5}}})
 	equalLines(t, "side by side", b.Live(0), []string{
 		"[1/2] naive/seed-0  iter 4  reward 0.5  · 10s",
 		"[2/2] static/seed-0  iter 7  reward 0.75  · 10s",

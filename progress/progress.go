@@ -25,6 +25,9 @@ type Event struct {
 	// Steps is how many steps the stage is set to make, when the event
 	// knows it (0 otherwise); a display keeps the last one it was given.
 	Steps int
+	// Unit names the stage's steps ("step", "iter"); "" keeps the one
+	// given before ("step" until one is given).
+	Unit string
 	// Figures are the step's headline figures, in the order to show them.
 	Figures []Figure
 }

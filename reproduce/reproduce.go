@@ -348,8 +348,13 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			return rows, nil
 		}
 	}
+	prof := openProfile(f)
+	prof.begin(reportStage)
 	rows, err := r.report()
 	if err != nil {
+		return nil, err
+	}
+	if err := prof.end(reportStage); err != nil {
 		return nil, err
 	}
 	return rows, f.MarkDone(reportStage)

@@ -106,6 +106,24 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 			t.Errorf("stage %s not marked done", s)
 		}
 	}
+	// Each stage run, and only those, is in the stage profile, with at
+	// least the 5 ms it slept.
+	var prof []StageTime
+	if err := f.ReadJSON(profileFile, &prof); err != nil {
+		t.Fatal(err)
+	}
+	var profiled []string
+	for _, p := range prof {
+		profiled = append(profiled, p.Stage)
+		if p.WallS < 0.005 {
+			t.Errorf("stage %s: %g s wall, want at least 0.005", p.Stage, p.WallS)
+		}
+	}
+	slices.Sort(profiled)
+	wantProfiled := slices.Sorted(slices.Values(want))
+	if fmt.Sprint(profiled) != fmt.Sprint(wantProfiled) {
+		t.Errorf("profiled %v, want %v", profiled, wantProfiled)
+	}
 }
 
 // A stage that fails stops the others of its group: they see their

@@ -2,6 +2,7 @@ package train
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/calibrl/calibrl/progress"
 )
@@ -123,23 +124,40 @@ func headline(rec map[string]any, pairs ...string) []any {
 	return out
 }
 
-// Progress is the progress event of rec, a record of stage: its step and
-// the headline figures LogHeadline logs (val_nll; reward; the monitor's
-// train_user_reward and human_reward). ok is false for a record without
-// any.
+// Progress is the progress event of rec, a record of stage: its step, the
+// run's length (MetricTotalSteps), and the headline figures LogHeadline
+// logs (val_nll; reward; the monitor's rewards against the training user
+// and the human proxy, shown as train_user and human). Its Unit is "iter"
+// for an RL run's records, "step" for SFT's. ok is false for a record
+// that is none of these (an SFT step without an evaluation is still an
+// event: the step moves the display's bar).
 func Progress(stage string, rec map[string]any) (e progress.Event, ok bool) {
-	e = progress.Event{Stage: stage}
+	e = progress.Event{Stage: stage, Unit: "step"}
 	e.Step, _ = rec[MetricStep].(int)
 	if n, ok := rec[MetricTotalSteps].(int); ok && n > 0 {
 		e.Steps = n
 	}
-	for _, f := range []struct{ key, name string }{
-		{MetricSFTValNLL, "val_nll"}, {MetricReward, "reward"},
-		{MetricMonitorTrainReward, "train_user_reward"}, {MetricMonitorHumanReward, "human_reward"},
+	rl := false
+	for k := range rec {
+		if strings.HasSuffix(k, "/config") {
+			rl = true // only RL runs log their config
+		}
+	}
+	for _, f := range []struct {
+		key, name string
+		rl        bool
+	}{
+		{MetricSFTValNLL, "val_nll", false}, {MetricReward, "reward", true},
+		{MetricMonitorTrainReward, "train_user", true}, {MetricMonitorHumanReward, "human", true},
 	} {
 		if v, ok := rec[f.key].(float64); ok {
 			e.Figures = append(e.Figures, progress.Figure{Name: f.name, Value: v})
+			rl = rl || f.rl
 		}
 	}
-	return e, len(e.Figures) > 0 || e.Steps > 0
+	if rl {
+		e.Unit = "iter"
+	}
+	_, sftStep := rec[MetricSFTLoss]
+	return e, len(e.Figures) > 0 || e.Steps > 0 || sftStep
 }

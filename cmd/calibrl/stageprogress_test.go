@@ -31,7 +31,7 @@ func TestLiveBoardRedrawsInPlace(t *testing.T) {
 	b.render(progressevent.Event{Stage: "naive/seed-0", Steps: 4})
 	b.render(progressevent.Event{Stage: "static/seed-0", Index: 3, Of: 3})
 	now = now.Add(time.Minute)
-	b.render(progressevent.Event{Stage: "naive/seed-0", Step: 4, Figures: []progressevent.Figure{{Name: "reward", Value: 0.625}}})
+	b.render(progressevent.Event{Stage: "naive/seed-0", Step: 4, Unit: "iter", Figures: []progressevent.Figure{{Name: "reward", Value: 0.625}}})
 	frame := lastFrame(buf.String())
 	want := []string{
 		"[2/3] naive/seed-0  [####################] 100%  iter 4/4  reward 0.625  · 1m00s, 0s left",
