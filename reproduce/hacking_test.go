@@ -12,7 +12,7 @@ func TestHackingSectionRows(t *testing.T) {
 	recs := []map[string]any{
 		{"stage": "naive-interactive/seed-0", "step": 16.0, "hacking/n": 800.0, "hacking/sampled": 1.0,
 			"hacking/target_request": 0.025, "hacking/target_request_change": -0.122, "hacking/target_request_change_lo": -0.15, "hacking/target_request_change_hi": -0.095,
-			"hacking/paste_delivery": 0.0,
+			"hacking/paste_delivery":    0.0,
 			"hacking/train_user_reward": 0.629, "hacking/human_reward": 0.667,
 			"hacking/reward_gap": -0.038, "hacking/reward_gap_change": -0.026, "hacking/reward_gap_change_lo": -0.06, "hacking/reward_gap_change_hi": 0.008},
 	}

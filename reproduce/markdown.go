@@ -130,7 +130,8 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 		for j, s := range row.Seeds {
 			tr, hu, gap := monitorCells(s.Figures)
 			g := greedyRows[i].Seeds[j]
-			fmt.Fprintf(w, "| %s | %d | %d | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.Value(), s.CI95[0], s.CI95[1],
+			// The RL seed in hex: its 19 decimal digits read as noise.
+			fmt.Fprintf(w, "| %s | %d | %#x | %.3f [%.3f, %.3f] | %.3f [%.3f, %.3f] | %.2f | %s | %s | %s | %.3f |\n", row.Arm, s.Seed, s.RLSeed, s.Value(), s.CI95[0], s.CI95[1],
 				g.Value(), g.CI95[0], g.CI95[1], s.Turns, tr, hu, gap, s.RealReward)
 		}
 	}

@@ -422,8 +422,13 @@ func (r *run) finish() ([]Row, error) {
 			return rows, nil
 		}
 	}
+	prof := openProfile(r.f)
+	prof.begin(reportStage)
 	rows, err := r.report()
 	if err != nil {
+		return nil, err
+	}
+	if err := prof.end(reportStage); err != nil {
 		return nil, err
 	}
 	return rows, r.f.MarkDone(reportStage)

@@ -26,7 +26,8 @@ type stage struct {
 	do   func(context.Context) error
 }
 
-// runStages runs the stages not yet marked done in f, marking each, group
+// runStages runs the stages not yet marked done in f, marking each and
+// adding its wall and CPU time to f's stage profile (profile.go), group
 // after group. The stages of one group are independent (none reads what
 // another writes), so up to jobs of them run side by side, in order of
 // the list, with the engine's workers (lm.SetWorkers) divided between
@@ -46,7 +47,8 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 	// they happen to start.
 	var mu sync.Mutex
 	k := 0
-	start := func(name string, skipped bool) {
+	prof := openProfile(f)
+	start := func(name string, skipped bool) int {
 		mu.Lock()
 		defer mu.Unlock()
 		k++
@@ -56,6 +58,23 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 		}
 		log.Info(msg, "stage", name, "k", k, "of", n)
 		prog.Emit(progress.Event{Stage: name, Index: k, Of: n, Skipped: skipped})
+		if !skipped {
+			prof.begin(name)
+		}
+		return k
+	}
+	end := func(name string, k int, err error) error {
+		if err != nil {
+			prof.drop(name)
+			return err
+		}
+		if err := prof.end(name); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		prog.Emit(progress.Event{Stage: name, Index: k, Of: n, Done: true})
+		return nil
 	}
 	if jobs <= 0 {
 		jobs = DefaultJobs()
@@ -69,7 +88,7 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 			}
 			todo = append(todo, s)
 		}
-		if err := runGroup(ctx, f, todo, jobs, start); err != nil {
+		if err := runGroup(ctx, f, todo, jobs, start, end); err != nil {
 			return err
 		}
 	}
@@ -88,13 +107,16 @@ func DefaultJobs() int { return min(2, runtime.GOMAXPROCS(0)) }
 // only while the run is wanted: stopped between stages, it returns the
 // stop instead of letting the run go on to a report of stages that never
 // ran.
-func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, start func(name string, skipped bool)) error {
+func runGroup(ctx context.Context, f *runfolder.Folder, todo []stage, jobs int, start func(name string, skipped bool) int, end func(name string, k int, err error) error) error {
 	runOne := func(ctx context.Context, s stage) error {
-		start(s.name, false)
-		if err := s.do(ctx); err != nil {
-			return fmt.Errorf("reproduce %s: %w", s.name, err)
+		k := start(s.name, false)
+		err := s.do(ctx)
+		if err != nil {
+			err = fmt.Errorf("reproduce %s: %w", s.name, err)
+		} else {
+			err = f.MarkDone(s.name)
 		}
-		return f.MarkDone(s.name)
+		return end(s.name, k, err)
 	}
 	jobs = min(jobs, len(todo))
 	if jobs <= 1 {

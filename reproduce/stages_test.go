@@ -66,11 +66,26 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Each stage starts once as an event, stage k of 9 in order of k; the
-	// one done before is marked skipped.
-	if len(events) != 9 {
-		t.Fatalf("%d progress events, want 9: %+v", len(events), events)
+	// one done before is marked skipped. Each one run ends with an event
+	// of its own k, after its start.
+	var starts []progress.Event
+	startK := map[string]int{}
+	ends := 0
+	for _, e := range events {
+		if !e.Done {
+			starts = append(starts, e)
+			startK[e.Stage] = e.Index
+			continue
+		}
+		ends++
+		if k, ok := startK[e.Stage]; !ok || k != e.Index || e.Of != 9 {
+			t.Errorf("end %+v: started as stage %d (%v)", e, k, ok)
+		}
 	}
-	for i, e := range events {
+	if len(starts) != 9 || ends != 8 {
+		t.Fatalf("%d starts and %d ends, want 9 and 8: %+v", len(starts), ends, events)
+	}
+	for i, e := range starts {
 		if e.Index != i+1 || e.Of != 9 || e.Skipped != (e.Stage == "g/skip") {
 			t.Errorf("event %d: %+v", i, e)
 		}
@@ -90,6 +105,24 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 		if !f.Done(s) {
 			t.Errorf("stage %s not marked done", s)
 		}
+	}
+	// Each stage run, and only those, is in the stage profile, with at
+	// least the 5 ms it slept.
+	var prof []StageTime
+	if err := f.ReadJSON(profileFile, &prof); err != nil {
+		t.Fatal(err)
+	}
+	var profiled []string
+	for _, p := range prof {
+		profiled = append(profiled, p.Stage)
+		if p.WallS < 0.005 {
+			t.Errorf("stage %s: %g s wall, want at least 0.005", p.Stage, p.WallS)
+		}
+	}
+	slices.Sort(profiled)
+	wantProfiled := slices.Sorted(slices.Values(want))
+	if fmt.Sprint(profiled) != fmt.Sprint(wantProfiled) {
+		t.Errorf("profiled %v, want %v", profiled, wantProfiled)
 	}
 }
 

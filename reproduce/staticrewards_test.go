@@ -99,7 +99,7 @@ func TestBothStaticRewards(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| calibrated-interactive > static-continuation | 91.5 > not reported |", // the verdicts
-		"| static-continuation | 0 | 3 | ",                                       // the seeds' table: seed 0 is RL seed 3
+		"| static-continuation | 0 | 0x3 | ",                                     // the seeds' table: seed 0 is RL seed 3
 		"| answers before all facts |",                                           // the premature-answer rate, per arm
 	} {
 		if !strings.Contains(string(md), want) {

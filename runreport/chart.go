@@ -241,7 +241,7 @@ func newSpreadChart(s Set) *SpreadChart {
 	}
 	min, max, step := fitAxis(lo, hi, 6)
 	c := &SpreadChart{W: 900, X0: left, X1: 900 - right, X: Axis{Min: min, Max: max}}
-	c.H = top + rowH*len(s.Rows) + 30
+	c.H = top + rowH*len(s.Rows) + 52 // the ticks, then the axis label
 	c.Bottom = float64(top + rowH*len(s.Rows))
 	px := func(v float64) float64 { return c.X0 + (v-min)/(max-min)*(c.X1-c.X0) }
 	for v := min; v <= max+step*1e-6; v += step {

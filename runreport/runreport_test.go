@@ -302,3 +302,19 @@ func mathAbs(x float64) float64 {
 	}
 	return x
 }
+
+// The per-seed spread chart labels its x axis with the measure it plots,
+// in the SVG and in its accessible name (8f05f75's had neither).
+func TestSpreadChartLabelsItsAxis(t *testing.T) {
+	page := render(t, tinyRun(t, false))
+	charts := strings.Count(page, `<svg class="spread"`)
+	if charts == 0 {
+		t.Fatal("no spread chart")
+	}
+	if n := strings.Count(page, `<text class="axis-label" x="170" y="`); n != charts {
+		t.Errorf("%d axis labels for %d spread charts", n, charts)
+	}
+	if !strings.Contains(page, `>x: held-out success (bar: mean over RL seeds`) || !strings.Contains(page, `aria-label="Per-seed spread: each arm's held-out success`) {
+		t.Errorf("the spread chart's axis label or accessible name lacks the measure:\n%s", page[strings.Index(page, `<svg class="spread"`):][:600])
+	}
+}

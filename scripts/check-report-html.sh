@@ -64,6 +64,13 @@ if [ "$charts" -eq 0 ]; then
 	echo "check-report-html: the page has no training curve" >&2
 	fail=1
 fi
+# Every per-seed spread chart labels its x axis (the measure it plots).
+spreads=$(grep -c '<svg class="spread"' "$tmp/dom.html" || true)
+labels=$(grep -c '<text class="axis-label"' "$tmp/dom.html" || true)
+if [ "$spreads" -ne "$labels" ]; then
+	echo "check-report-html: $spreads spread charts, $labels x-axis labels" >&2
+	fail=1
+fi
 if [ ! -s "$shot" ]; then
 	echo "check-report-html: no screenshot" >&2
 	fail=1
@@ -71,4 +78,4 @@ fi
 if [ "$fail" -ne 0 ]; then
 	exit 1
 fi
-echo "check-report-html: ok: $rows verdict rows, $charts charts, no console message, screenshot $(wc -c <"$shot") bytes${SCREENSHOT:+ at $SCREENSHOT} ($((SECONDS - start)) s)"
+echo "check-report-html: ok: $rows verdict rows, $charts charts, $labels spread x-axis labels, no console message, screenshot $(wc -c <"$shot") bytes${SCREENSHOT:+ at $SCREENSHOT} ($((SECONDS - start)) s)"

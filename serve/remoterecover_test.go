@@ -52,8 +52,8 @@ func remoteSimServer(t *testing.T, sim *httptest.Server) *httptest.Server {
 	_, ts := newTestServer(t, func(c *Config, o *Options) {
 		c.Users = []string{"remote:sim", "human"}
 		o.User = func(tk task.Task, name string) (dialog.User, error) {
-			if name == "human" {
-				return tk.User(name)
+			if name == dialog.Human.String() {
+				return tk.User(dialog.Human)
 			}
 			p, err := reg.Pool(name[len("remote:"):])
 			if err != nil {

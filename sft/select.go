@@ -7,7 +7,6 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/fidelity"
-	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
@@ -48,8 +47,9 @@ const (
 // ValidationSelector is FidelitySelector on n validation conversations of
 // t's scripted profiles with its human proxy (fidelity.ValidationLogs,
 // turn limit maxTurns, users seeded by seed), k draws per history, the
-// simulator sampled as checkpoints play (spec.DefaultGen).
-func ValidationSelector(ctx context.Context, t task.Task, cfg Config, maxTurns int, seed uint64, n, k int) (*train.Selector, error) {
+// simulator sampled with gen, as checkpoints play (the caller passes
+// spec.DefaultGen: spec's tests build simulators with this package).
+func ValidationSelector(ctx context.Context, t task.Task, cfg Config, gen chatlm.GenConfig, maxTurns int, seed uint64, n, k int) (*train.Selector, error) {
 	ft, ok := t.(fidelity.Task)
 	if !ok {
 		return nil, fmt.Errorf("sft: select by fidelity: task %s has no scripted agents to play validation conversations", t.Name())
@@ -57,7 +57,7 @@ func ValidationSelector(ctx context.Context, t task.Task, cfg Config, maxTurns i
 	if n <= 0 || k <= 0 {
 		return nil, fmt.Errorf("sft: select by fidelity: %d conversations, %d samples: want both > 0", n, k)
 	}
-	human, err := t.User("human")
+	human, err := t.User(dialog.Human)
 	if err != nil {
 		return nil, err
 	}
@@ -65,5 +65,5 @@ func ValidationSelector(ctx context.Context, t task.Task, cfg Config, maxTurns i
 	if err != nil {
 		return nil, err
 	}
-	return FidelitySelector(cfg, human, logs, spec.DefaultGen(), fidelity.HistoryConfig{Samples: k, Seed: seed}), nil
+	return FidelitySelector(cfg, human, logs, gen, fidelity.HistoryConfig{Samples: k, Seed: seed}), nil
 }

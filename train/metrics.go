@@ -2,6 +2,7 @@ package train
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/calibrl/calibrl/progress"
 )
@@ -13,6 +14,10 @@ import (
 // iteration.
 const (
 	MetricStep = "step"
+	// MetricTotalSteps is the steps (SFT) or iterations (RL) a run is set
+	// to make, in the record that opens it (an SFT run's "start", an RL
+	// run's "config"): a display's 100%.
+	MetricTotalSteps = "total_steps"
 
 	// MetricRecords is on the first record a resumed run logs (its
 	// "resume" event, or "finished" for a finished run started again):
@@ -124,38 +129,78 @@ const (
 // RL iteration (iter, reward, flat_groups, loss, kl, clip_frac) or, with
 // message msg+" monitor", a monitor reading (iter, train_user_reward,
 // human_reward). Other records log nothing.
+//
+// A figure the record lacks is left out (the first evaluation, before any
+// step, has no loss), and numbers keep four significant digits.
 func LogHeadline(log *slog.Logger, msg string, rec map[string]any) {
-	if v, ok := rec[MetricSFTValNLL]; ok {
-		log.Info(msg, "step", rec[MetricStep], "val_nll", v, "loss", rec[MetricSFTLoss], "tokens_per_s", rec[MetricTokensPerS])
+	if _, ok := rec[MetricSFTValNLL]; ok {
+		log.Info(msg, headline(rec, "step", MetricStep, "val_nll", MetricSFTValNLL, "loss", MetricSFTLoss, "tokens_per_s", MetricTokensPerS)...)
 	}
-	if v, ok := rec[MetricSFTSelect]; ok {
-		log.Info(msg+" select", "step", rec[MetricStep], "score", v, "se", rec[MetricSFTSelectSE])
+	if _, ok := rec[MetricSFTSelect]; ok {
+		log.Info(msg+" select", headline(rec, "step", MetricStep, "score", MetricSFTSelect, "se", MetricSFTSelectSE)...)
 	}
-	if v, ok := rec[MetricReward]; ok {
-		log.Info(msg, "iter", rec[MetricStep], "reward", v, "flat_groups", rec[MetricFlatGroups], "loss", rec[MetricPolicyLoss],
-			"kl", rec[MetricKL], "clip_frac", rec[MetricClipFrac])
+	if _, ok := rec[MetricReward]; ok {
+		log.Info(msg, headline(rec, "iter", MetricStep, "reward", MetricReward, "flat_groups", MetricFlatGroups, "loss", MetricPolicyLoss,
+			"kl", MetricKL, "clip_frac", MetricClipFrac)...)
 	}
-	if v, ok := rec[MetricMonitorTrainReward]; ok {
-		log.Info(msg+" monitor", "iter", rec[MetricStep], "train_user_reward", v, "human_reward", rec[MetricMonitorHumanReward])
+	if _, ok := rec[MetricMonitorTrainReward]; ok {
+		log.Info(msg+" monitor", headline(rec, "iter", MetricStep, "train_user_reward", MetricMonitorTrainReward, "human_reward", MetricMonitorHumanReward)...)
 	}
 }
 
-// Progress is the progress event of rec, a record of stage: its step and
-// the headline figures LogHeadline logs (val_nll; reward; the monitor's
-// train_user_reward and human_reward). ok is false for a record without
-// any.
+// headline is the log attributes name, value for each pair name, key of
+// pairs whose key rec holds, floats rounded to four significant digits.
+func headline(rec map[string]any, pairs ...string) []any {
+	var out []any
+	for i := 0; i+1 < len(pairs); i += 2 {
+		v, ok := rec[pairs[i+1]]
+		if !ok || v == nil {
+			continue
+		}
+		if f, ok := v.(float64); ok {
+			v = progress.Round(f)
+		}
+		out = append(out, pairs[i], v)
+	}
+	return out
+}
+
+// Progress is the progress event of rec, a record of stage: its step, the
+// run's length (MetricTotalSteps), and the headline figures LogHeadline
+// logs (val_nll; reward; the monitor's rewards against the training user
+// and the human proxy, shown as train_user and human). Its Unit is "iter"
+// for an RL run's records, "step" for SFT's. ok is false for a record
+// that is none of these (an SFT step without an evaluation is still an
+// event: the step moves the display's bar).
 func Progress(stage string, rec map[string]any) (e progress.Event, ok bool) {
-	e = progress.Event{Stage: stage}
+	e = progress.Event{Stage: stage, Unit: "step"}
 	e.Step, _ = rec[MetricStep].(int)
-	for _, f := range []struct{ key, name string }{
-		{MetricSFTValNLL, "val_nll"}, {MetricReward, "reward"},
-		{MetricMonitorTrainReward, "train_user_reward"}, {MetricMonitorHumanReward, "human_reward"},
+	if n, ok := rec[MetricTotalSteps].(int); ok && n > 0 {
+		e.Steps = n
+	}
+	rl := false
+	for k := range rec {
+		if strings.HasSuffix(k, "/config") {
+			rl = true // only RL runs log their config
+		}
+	}
+	for _, f := range []struct {
+		key, name string
+		rl        bool
+	}{
+		{MetricSFTValNLL, "val_nll", false}, {MetricReward, "reward", true},
+		{MetricMonitorTrainReward, "train_user", true}, {MetricMonitorHumanReward, "human", true},
 	} {
 		if v, ok := rec[f.key].(float64); ok {
 			e.Figures = append(e.Figures, progress.Figure{Name: f.name, Value: v})
+			rl = rl || f.rl
 		}
 	}
-	return e, len(e.Figures) > 0
+	if rl {
+		e.Unit = "iter"
+	}
+	_, sftStep := rec[MetricSFTLoss]
+	return e, len(e.Figures) > 0 || e.Steps > 0 || sftStep
 }
 
 // withRecords adds MetricRecords to a resumed run's first record, when

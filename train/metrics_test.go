@@ -78,7 +78,9 @@ func TestReadRLResultIsTheReturnedResult(t *testing.T) {
 
 // LogHeadline writes one line per kind of record, with the attributes a
 // progress display reads (step, iter, val_nll, reward, human_reward), and
-// nothing for other records.
+// nothing for other records. A figure the record lacks is left out (the
+// first evaluation has no loss: no "loss=<nil>"), and floats keep four
+// significant digits.
 func TestLogHeadline(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -93,6 +95,8 @@ func TestLogHeadline(t *testing.T) {
 		{MetricStep: 2, MetricMonitorTrainReward: 0.75, MetricMonitorHumanReward: 0.25},
 		{MetricStep: 3, "sft/lr": 0.001},
 		{"event": "config"},
+		{MetricStep: 0, MetricSFTValNLL: 2.0794415416798357},
+		{MetricStep: 4, MetricSFTValNLL: 1.123456789, MetricSFTLoss: 0.98765432101, MetricTokensPerS: 12345.678901},
 	} {
 		LogHeadline(log, "base", rec)
 	}
@@ -100,6 +104,8 @@ func TestLogHeadline(t *testing.T) {
 		`level=INFO msg=base step=6 val_nll=1.25 loss=1.5 tokens_per_s=100`,
 		`level=INFO msg=base iter=2 reward=0.5 flat_groups=1 loss=0.1 kl=0.01 clip_frac=0`,
 		`level=INFO msg="base monitor" iter=2 train_user_reward=0.75 human_reward=0.25`,
+		`level=INFO msg=base step=0 val_nll=2.079`,
+		`level=INFO msg=base step=4 val_nll=1.123 loss=0.9877 tokens_per_s=12350`,
 	}
 	if got := strings.Split(strings.TrimSpace(buf.String()), "\n"); !reflect.DeepEqual(got, want) {
 		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -563,8 +563,9 @@ func (r *rlRun) loop(ctx context.Context, collect experience) (RLResult, error) 
 		}
 	}
 	if !r.resumed {
-		// Once a run: a resumed one kept its first run's config record.
-		r.log(map[string]any{"event": "config", r.algo + "/config": cfg})
+		// Once a run: a resumed one kept its first run's config record
+		// (its resume record carries MetricTotalSteps for a display).
+		r.log(map[string]any{"event": "config", r.algo + "/config": cfg, MetricStep: r.st.Iter, MetricTotalSteps: cfg.Iterations})
 	}
 	if (r.st.Iter == 0 || r.st.MonitorPending) && cfg.MonitorEvery > 0 {
 		// The first reading, or the one an interruption cut short: its

@@ -140,7 +140,7 @@ func (r *rlRun) resume() error {
 	r.opt = last.opt
 	r.st = st
 	r.resumed = true
-	r.log(withRecords(map[string]any{"event": "resume", MetricStep: st.Iter}, st.Records))
+	r.log(withRecords(map[string]any{"event": "resume", MetricStep: st.Iter, MetricTotalSteps: r.cfg.Iterations}, st.Records))
 	return nil
 }
 

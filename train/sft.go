@@ -238,9 +238,11 @@ func SFTSelect(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg
 	}
 
 	resultPath := filepath.Join(out, sftResultFile)
-	if resumed, err := resumeSFT(lastDir, m, &opt, &st, best); err != nil {
+	resumed, err := resumeSFT(lastDir, m, &opt, &st, best)
+	if err != nil {
 		return SFTResult{}, err
-	} else if resumed {
+	}
+	if resumed {
 		if st.Seed != cfg.Seed || st.TrainSeqs != len(train) {
 			return SFTResult{}, fmt.Errorf("sft: %s was trained with seed %d on %d sequences, now seed %d on %d: use a fresh --out", lastDir, st.Seed, st.TrainSeqs, cfg.Seed, len(train))
 		}
@@ -259,8 +261,12 @@ func SFTSelect(ctx context.Context, m *chatlm.Model, seqs []chatlm.Sequence, cfg
 			// Killed after its last checkpoint but before the result:
 			// write the final model and result below, training nothing.
 		}
-		log(withRecords(map[string]any{"event": "resume", MetricStep: st.Step}, st.Records))
-	} else if len(val) > 0 {
+		log(withRecords(map[string]any{"event": "resume", MetricStep: st.Step, MetricTotalSteps: cfg.Steps}, st.Records))
+	} else {
+		// Once a run: a resumed one kept its first run's start record.
+		log(map[string]any{"event": "start", MetricStep: st.Step, MetricTotalSteps: cfg.Steps})
+	}
+	if !resumed && len(val) > 0 {
 		st.FirstVal = meanNLL(m, val, cfg.BatchSize)
 		// The starting weights compete for best too (best holds them, step
 		// 0): a warm-started fit (a simulator's re-fit) that only gets

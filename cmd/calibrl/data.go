@@ -9,10 +9,14 @@ import (
 	"github.com/calibrl/calibrl/task"
 )
 
-// dataUsage documents --data on every command that takes --task.
-const dataUsage = "your own data instead of the generated instances: for mathchat a GSM8K-format folder (train.jsonl, test.jsonl) or file, " +
-	"for docedit a folder of .txt files, a .txt file or a JSONL corpus of {\"id\",\"title\",\"text\"}; " +
+// dataUsage documents --data on every command that takes --task;
+// dataFormat is its part on the files' format, which serve's --data
+// shares.
+const dataUsage = "your own data instead of the generated instances: " + dataFormat + "; " +
 	"logs, checkpoints and exports record it in the task name by its content (TASK:data=sha256:HEX), never by its path: give --data again (a copy anywhere) to reuse them"
+
+const dataFormat = "for mathchat a GSM8K-format folder (train.jsonl, test.jsonl) or file, " +
+	"for docedit a folder of .txt files, a .txt file or a JSONL corpus of {\"id\",\"title\",\"text\"}"
 
 func addDataFlag(f *pflag.FlagSet, p *string) { f.StringVar(p, "data", "", dataUsage) }
 

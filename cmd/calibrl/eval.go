@@ -162,7 +162,7 @@ plays the episodes its verdict did; --max-turns overrides the limit.`,
 	cmd.Flags().Lookup("max-turns").Usage = "turn limit per episode (agent turns; default the --preset's: N at an hN level, else the preset's, 6 at tiny and quick)"
 	cmd.Flags().StringVar(&agent, "agent", "scripted:careful", "who plays the agent: scripted:PROFILE or lm:DIR (a trained policy)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of a table")
-	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent (default greedy, as training's monitor plays)")
+	cmd.Flags().Float64Var(&temperature, "temperature", -1, "sampling temperature of an lm:DIR agent; -1 plays greedy, as training's monitor does")
 	cmd.Flags().IntVar(&samples, "samples", 1, "episodes per problem (-n problems × samples episodes); above 1 it reports pass@k for k = 1 … samples against the user (the unbiased estimate), for a sampled lm agent")
 	cmd.Flags().StringVar(&sliceName, "slice", "test", "part of the test split: test (the first problems; the verdict's) or validation (from problem 20000, users seeded apart; for choosing settings)")
 	cmd.Flags().StringVar(&episodes, "episodes-out", "", "also write the episodes as JSONL to this file (as they finish; the file appears only when the run completes)")

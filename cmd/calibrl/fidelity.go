@@ -175,7 +175,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 	addDataFlag(f, &data)
 	f.StringVar(&sims, "sim", dialog.Naive.String(), "comma-separated simulators: naive, human, learned:DIR, learned-nocontext:DIR, remote:MODEL")
 	f.StringVar(&agents, "agents", "", "comma-separated agents for the sim-to-real gap: scripted:PROFILE (or a bare profile), lm:DIR, remote:MODEL (default every scripted profile)")
-	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents (default greedy, as eval plays)")
+	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents; -1 plays greedy, as eval does")
 	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per agent and per probe")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed shared by the simulator and the human")
 	f.IntVar(&cfg.MaxTurns, "max-turns", 0, "turn limit of the agents' episodes (default the task level's: N at hN, else "+strconv.Itoa(level.DefaultMaxTurns)+")")

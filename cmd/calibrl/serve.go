@@ -157,7 +157,7 @@ flight finish.`,
 	fl.StringVar(&simDir, "sim", "", "calibrated simulator checkpoint (train-sim) backing /v1/chat/completions")
 	fl.StringVar(&simName, "sim-name", "calibrl-sim", "model name of the --sim simulator: /v1/models lists it, requests must name it (remote:NAME)")
 	fl.Uint64Var(&simSeed, "seed", 1, "seed of the simulator's sampling for requests without a seed")
-	fl.StringVar(&data, "data", "", "data clients may name in a task, by its content (TASK:data=sha256:HEX, whatever path the exporter had it at); without it they may name none. "+dataUsage)
+	fl.StringVar(&data, "data", "", "data clients may name in a task, by its content (TASK:data=sha256:HEX, whatever path the exporter had it at), "+dataFormat+"; without it they may name none")
 	rf.register(cmd)
 	return cmd
 }

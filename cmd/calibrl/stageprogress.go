@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,98 +17,120 @@ import (
 )
 
 // Long work in stages (reproduce) emits progress events (package
-// progress): each stage as it starts, stage k of n, and the training
-// figures inside it. stageBar renders them on a terminal as a bar over the
-// stages with the current stage, its latest figures and an ETA from the
-// stages run so far; there the run's info lines give way to the bar, and
-// warnings and errors still pass through. Without a terminal nothing is
-// drawn: the run's own log lines say "stage k of n".
+// progress): each stage as it starts and ends, and the training figures
+// inside it. On a terminal a progress.Board is redrawn in place: one line
+// per running stage with its own bar, figures and time left, under a line
+// per finished stage, and a footer with the run's ETA; there the run's
+// info lines give way to it, and warnings and errors still pass through.
+// Without a terminal (a file, CI) the run's log lines stay, and the board
+// adds plain progress lines among them: a stage's start and end, and its
+// step, figures and time left every 30 s.
 
-type stageBar struct {
-	mu      sync.Mutex
-	w       io.Writer
-	n, k    int
-	ran     int // stages run (not skipped) in this process
-	started time.Time
-	stageAt time.Time
-	stage   string
-	bar     *progressbar.ProgressBar
-	now     func() time.Time
+// liveBoard draws a board on a terminal.
+type liveBoard struct {
+	mu    sync.Mutex
+	w     io.Writer
+	board *progressevent.Board
+	width func() int
+	drawn int // live lines on screen, the cursor below them
+	stop  chan struct{}
+	wg    sync.WaitGroup
 }
 
 // newStageProgress returns the logger and the progress sink for a run in
-// stages, and done, which clears the bar.
+// stages, and done, which writes the last line.
 func newStageProgress() (log *slog.Logger, prog progressevent.Func, done func()) {
-	if !term.IsTerminal(int(os.Stderr.Fd())) {
-		return slog.Default(), nil, func() {}
+	fd := int(os.Stderr.Fd())
+	if !term.IsTerminal(fd) {
+		board, log := progressevent.NewBoard(nil), slog.Default()
+		var mu sync.Mutex
+		return log, func(e progressevent.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if line := board.Plain(e); line != "" {
+				log.Info(line)
+			}
+		}, func() {}
 	}
-	b := &stageBar{w: os.Stderr, now: time.Now}
+	width := func() int {
+		if w, _, err := term.GetSize(fd); err == nil {
+			return w
+		}
+		return 0
+	}
+	b := newLiveBoard(os.Stderr, progressevent.NewBoard(nil), width)
+	b.tick(time.Second)
 	return slog.New(&barHandler{inner: slog.Default().Handler(), bar: b}), b.render, b.finish
 }
 
-// render draws event e.
-func (b *stageBar) render(e progressevent.Event) {
+func newLiveBoard(w io.Writer, board *progressevent.Board, width func() int) *liveBoard {
+	return &liveBoard{w: w, board: board, width: width, stop: make(chan struct{})}
+}
+
+// tick redraws every d, so that times move between events.
+func (b *liveBoard) tick(d time.Duration) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-b.stop:
+				return
+			case <-t.C:
+				b.mu.Lock()
+				b.draw(nil)
+				b.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// render files event e and redraws.
+func (b *liveBoard) render(e progressevent.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.started.IsZero() {
-		b.started = b.now()
-	}
-	if e.Index > 0 {
-		if b.stage != "" && !b.stageAt.IsZero() {
-			b.ran++
-		}
-		b.n, b.k, b.stage, b.stageAt = e.Of, e.Index, e.Stage, time.Time{}
-		if !e.Skipped {
-			b.stageAt = b.now()
-		}
-		b.draw(e.Skipped, "")
-		return
-	}
-	if b.k == 0 {
-		return
-	}
-	var d strings.Builder
-	if e.Step > 0 {
-		fmt.Fprintf(&d, " step %d", e.Step)
-	}
-	for _, f := range e.Figures {
-		fmt.Fprintf(&d, " %s %.3g", f.Name, f.Value)
-	}
-	b.draw(false, d.String())
+	b.draw(b.board.Update(e))
 }
 
-// draw shows the bar: stage k of n, its name, the detail and the ETA.
-func (b *stageBar) draw(skipped bool, detail string) {
-	if b.bar == nil {
-		b.bar = progressbar.NewOptions(max(b.n, 1), progressbar.OptionSetWriter(b.w),
-			progressbar.OptionShowCount(), progressbar.OptionSetWidth(24), progressbar.OptionSetPredictTime(false), progressbar.OptionClearOnFinish())
+// draw prints the finished lines once, then the live lines in place of
+// the last ones drawn.
+func (b *liveBoard) draw(finished []string) {
+	b.clear()
+	for _, l := range finished {
+		fmt.Fprintln(b.w, l)
 	}
-	eta := ""
-	if b.ran > 0 {
-		per := b.now().Sub(b.started) / time.Duration(b.ran)
-		eta = " · ETA " + (per * time.Duration(b.n-b.k+1)).Round(time.Second).String()
+	live := b.board.Live(b.width() - 1)
+	for _, l := range live {
+		fmt.Fprintln(b.w, l)
 	}
-	state := ""
-	if skipped {
-		state = " (done before)"
-	}
-	b.bar.Describe(fmt.Sprintf("stage %d of %d %s%s%s%s", b.k, b.n, b.stage, state, detail, eta))
-	b.bar.Set(b.k - 1)
+	b.drawn = len(live)
 }
 
-func (b *stageBar) finish() {
+// clear erases the live lines: up to the first, then to the screen's end.
+func (b *liveBoard) clear() {
+	if b.drawn > 0 {
+		fmt.Fprintf(b.w, "\x1b[%dF\x1b[J", b.drawn)
+		b.drawn = 0
+	}
+}
+
+// finish stops the redraws and leaves the run's last line.
+func (b *liveBoard) finish() {
+	close(b.stop)
+	b.wg.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.bar != nil {
-		b.bar.Finish()
-	}
+	b.clear()
+	fmt.Fprintln(b.w, b.board.Final())
 }
 
-// barHandler passes warnings and errors to inner, clearing the bar first,
-// and drops the info lines the bar stands for.
+// barHandler passes warnings and errors to inner, clearing the live lines
+// first, and drops the info lines the board stands for.
 type barHandler struct {
 	inner slog.Handler
-	bar   *stageBar
+	bar   *liveBoard
 }
 
 func (h *barHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -118,10 +139,8 @@ func (h *barHandler) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (h *barHandler) Handle(ctx context.Context, r slog.Record) error {
 	h.bar.mu.Lock()
-	if h.bar.bar != nil {
-		h.bar.bar.Clear()
-	}
-	h.bar.mu.Unlock()
+	defer h.bar.mu.Unlock()
+	h.bar.clear()
 	return h.inner.Handle(ctx, r)
 }
 

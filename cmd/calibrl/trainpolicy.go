@@ -254,8 +254,8 @@ resumable (run the same command again after an interruption).`,
 	f.IntVar(&instances, "instances", 0, "override the RL problems (static: prompts) per iteration, each played by a group (default: the preset's)")
 	f.IntVar(&miniBatch, "minibatch", 0, "override the RL sequences per optimizer step (default: the preset's)")
 	f.IntVar(&group, "group", 0, "GRPO: conversations per problem, the group its advantages are relative to (0: the preset's)")
-	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of the training rollouts (default the trainer's 1); at another temperature RL optimises the tempered policy (every log-prob scored under softmax(logits/T)), so evaluate it at the same temperature (eval --temperature)")
-	f.Float64Var(&beta, "beta", -1, "override the RL weight of the KL to the initial policy (default: the preset's)")
+	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of the training rollouts; -1 keeps the trainer's 1; at another temperature RL optimises the tempered policy (every log-prob scored under softmax(logits/T)), so evaluate it at the same temperature (eval --temperature)")
+	f.Float64Var(&beta, "beta", -1, "override the RL weight of the KL to the initial policy; -1 keeps the preset's")
 	return cmd
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/calibrl/calibrl/humanlog"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/sft"
+	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/tokenizer"
 	"github.com/calibrl/calibrl/train"
@@ -99,7 +100,7 @@ simulator cannot tell a right answer from a wrong one.`,
 			switch selectBy {
 			case "nll":
 			case sft.SelectFidelity:
-				if cfg.Select, err = sft.ValidationSelector(cmd.Context(), t, cfg, p.MaxTurns, seed, selectConvs, selectSamples); err != nil {
+				if cfg.Select, err = sft.ValidationSelector(cmd.Context(), t, cfg, spec.DefaultGen(), p.MaxTurns, seed, selectConvs, selectSamples); err != nil {
 					return err
 				}
 			default:
