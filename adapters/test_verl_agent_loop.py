@@ -422,6 +422,15 @@ def main():
         wait_up(url)
 
         recipe_checks()
+        # An agent.yaml with the loop's earlier key names is refused by
+        # name, not run with its settings dropped (AgentLoopBase takes
+        # **kwargs).
+        cv, mod = load_loop(adapters, "1dda039")
+        problems, _ = play(cv, [url], rows[:1], eps[:1], tmp, tag="old config keys",
+                           config=agent_yaml(tmp, "calibrl_verl_agent_loop.CalibrlAgentLoop", url, "  tries: 1\n"))
+        check(any("'tries' is now 'attempts'" in p for p in problems), f"an agent.yaml with tries: 1 was not refused by name: {problems[:1]}")
+        if ta.server_episodes(url):
+            check(False, f"old config keys: {ta.server_episodes(url)} episode(s) left on the server")
         totals = {}
         for version in ("1dda039", "v0.8.0"):
             cv, mod = load_loop(adapters, version)
