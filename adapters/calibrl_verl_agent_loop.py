@@ -59,7 +59,7 @@ import zlib
 from typing import Any
 from uuid import uuid4
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, _agent_loop_registry, register
 
 from calibrl_client import CalibrlError, Client, episode_kwargs, turn_text
 
@@ -75,7 +75,26 @@ AGENT_NAME = "calibrl_user"
 RENAMED = {"base_urls": "base_url", "tries": "attempts", "backoff_s": "backoff"}
 
 
-@register(AGENT_NAME)
+def _register(name):
+    """verl's @register, except that it keeps an entry the agent loop
+    config already put under the name. AgentLoopWorker fills the registry
+    from agent_loop_config_path first; this module is imported later, by
+    the first row's instantiate, and a plain @register would then replace
+    the config's entry with a bare {"_target_"}: every later rollout of the
+    worker would run with the defaults (base_url 127.0.0.1:8080, user
+    human) instead of agent.yaml's."""
+    configured = _agent_loop_registry.get(name)
+
+    def decorator(cls):
+        cls = register(name)(cls)
+        if configured is not None:
+            _agent_loop_registry[name] = configured
+        return cls
+
+    return decorator
+
+
+@_register(AGENT_NAME)
 class CalibrlAgentLoop(AgentLoopBase):
     """One calibrl episode per row: the policy against calibrl's user.
 

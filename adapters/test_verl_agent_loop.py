@@ -438,8 +438,12 @@ def main():
                   f"verl {version}: @register did not put {mod.AGENT_NAME} in the registry")
             problems, rewards = [], []
             for lo, hi in batches:  # one verl batch per configuration: their openings differ
-                # The recipe's own config/agent.yaml, the replica from its variable.
+                # The recipe's own config/agent.yaml, the replica from its
+                # variable; the module imported as in verl, by the first
+                # row's instantiate, after the worker read the config.
                 os.environ["CALIBRL_URL"] = url
+                sys.modules.pop("calibrl_verl_agent_loop", None)
+                cv._agent_loop_registry.clear()
                 pr, rw = play(cv, [url], rows[lo:hi], eps[lo:hi], tmp, tag=f"verl {version}", config=os.path.join(RECIPE, "config", "agent.yaml"))
                 problems += pr
                 rewards += rw or [None] * (hi - lo)
