@@ -6,14 +6,26 @@ page says to replace replaced (hosts, the token) and the sizes cut down
 (-n); steps 3 and 4 (the simulator's SFT and vLLM on a GPU) are stood in
 by an OpenAI-compatible endpoint serving `calibrl-sim` (it answers in the
 simulator's reply format, by the request's seed and conversation). Step
-8 trains against the user the page names (`remote:calibrl-sim`, read from
-its TRL snippet and its CALIBRL_USER) through each adapter, driven by its
-trainer's stand-in (conformance_trl.py, conformance_openrlhf.py) on the
-rows step 7 exported: rows collected against the human proxy.
+8 trains against the user the page names (`remote:calibrl-sim`) on the
+rows step 7 exported, rows collected against the human proxy, through
+each adapter driven by its trainer's stand-in:
 
-Every row must open (0 refused), the agent must read the opening the
-simulator continued from, and every rollout must end with the server's
-reward.
+  - 8a, verl 0.8 and later: the subsection's commands (export, then
+    create_dataset.py) and its export line as written, the recipe's
+    config/agent.yaml and trainer lengths as its launch script names
+    them, each row of train.jsonl one rollout of verl's agent loop
+    (conformance_verl_agent_loop.py);
+  - 8a, verl before 0.8: its export line, the v07 recipe's interaction
+    config, reward function and max_assistant_turns as its launch script
+    names them, each row one rollout of the tool agent loop with the
+    interaction (conformance_verl.py);
+  - 8b, TRL 1.8 and 0.29 (conformance_trl.py), with the snippet's user;
+  - 8c, OpenRLHF (conformance_openrlhf.py), with its CALIBRL_USER.
+
+Every row must open (0 refused), the agent must read the row's opening,
+the simulator must continue from that opening (the openings in its
+requests are the rows', not its own), the first reply must be the
+simulator's, and every rollout must end with the server's reward.
 
     python3 adapters/test_scale_path.py CALIBRL_BINARY [--adapters DIR] [--rows N]
 """
