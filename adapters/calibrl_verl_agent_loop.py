@@ -126,8 +126,8 @@ class CalibrlAgentLoop(AgentLoopBase):
         user = ep_kwargs.pop("user", None) or self.user
         # Sticky per episode, spread by the episode's own identity (no dice).
         home = zlib.crc32(repr(sorted(ep_kwargs.items())).encode()) % len(self.client.base_urls)
-        # This episode's calls sent again (the client's own count is every
-        # episode's on the worker).
+        # This episode's calls sent again, apart from Client.retries, which
+        # counts those of every caller sharing the client.
         tally = {"retries": 0}
 
         created, home = await asyncio.to_thread(self.client.call, "POST", "/v1/episodes", Client._create_body(user, ep_kwargs), home, tally)
