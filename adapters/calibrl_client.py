@@ -150,10 +150,14 @@ class Client:
         """The replica a new episode starts on: each in turn."""
         return next(_next_replica) % len(self.base_urls)
 
-    def call(self, method, path, body=None, replica=0):
+    def call(self, method, path, body=None, replica=0, tally=None):
         """The call, sent to replica (an index of base_urls) and, while it
         fails transiently, to the next ones with a growing pause, at most
-        attempts times. Returns (the answer, the replica that gave it)."""
+        attempts times. Returns (the answer, the replica that gave it).
+
+        tally, when given, is a dict whose "retries" counts this caller's
+        calls sent again (one episode's, say), where self.retries counts
+        those of every thread sharing the client."""
         n = len(self.base_urls)
         for i in range(self.attempts):
             at = (replica + i) % n
@@ -164,6 +168,8 @@ class Client:
                     raise
             with self._lock:
                 self.retries += 1
+            if tally is not None:
+                tally["retries"] = tally.get("retries", 0) + 1
             time.sleep(min(self.backoff * 2**i, self.max_backoff))
         raise AssertionError("unreachable")
 
@@ -176,6 +182,13 @@ class Client:
                 body[k] = str(body[k])  # exact whatever the row's reader did to it
         return body
 
+    @staticmethod
+    def _turn_body(message, messages=None):
+        body = {"message": message}
+        if messages is not None:
+            body["messages"] = [{"role": m.get("role"), "content": m.get("content") or ""} for m in messages]
+        return body
+
     def create(self, user="human", **kwargs):
         """Opens an episode from interaction_kwargs; returns {"id", "observation"}."""
         return self.call("POST", "/v1/episodes", self._create_body(user, kwargs), self.replica())[0]
@@ -186,9 +199,7 @@ class Client:
         messages, when given, is the conversation so far as the trainer holds
         it (verl's list): any serve replica, or one restarted, then rebuilds
         the episode from it (docs/serve.md)."""
-        body = {"message": message}
-        if messages is not None:
-            body["messages"] = [{"role": m.get("role"), "content": m.get("content") or ""} for m in messages]
+        body = self._turn_body(message, messages)
         # Without messages only the replica holding the episode answers:
         # one replica, not sent on.
         if messages is None:

@@ -41,11 +41,12 @@ extra_info.interaction_kwargs open the same episode on `calibrl serve`):
   - an episode that outgrows rollout.response_length is cut: the policy
     trains on what fits and scores 0 (calibrl_cut true), since the service
     never saw the conversation's end;
-  - each call goes to one of base_urls (sticky per episode) and, when no
-    replica answered (connection refused or reset, timeout, 502/503/504),
-    is sent again to the next replica with bounded backoff; every turn
-    carries the conversation so far, from which any replica rebuilds the
-    episode (docs/serve.md). 4xx answers are not retried.
+  - each call goes to one of base_url's replicas (sticky per episode)
+    and, when no replica answered, is sent again to the next with bounded
+    backoff: calibrl_client.Client.call, the failover every adapter uses
+    (its attempts, backoff and max_backoff are this loop's config keys);
+    every turn carries the conversation so far, from which any replica
+    rebuilds the episode (docs/serve.md).
 
 Use with recipe/calibrl_agent_loop (agent loop config, data preparation,
 launch script); put this file and calibrl_client.py on PYTHONPATH.
@@ -53,13 +54,12 @@ launch script); put this file and calibrl_client.py on PYTHONPATH.
 
 import asyncio
 import logging
-import random
 import time
 import zlib
 from typing import Any
 from uuid import uuid4
 
-from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, _agent_loop_registry, register
 
 from calibrl_client import CalibrlError, Client, episode_kwargs, turn_text
 
@@ -69,68 +69,51 @@ logger = logging.getLogger(__file__)
 # registers the same name.
 AGENT_NAME = "calibrl_user"
 
-# Statuses that mean no replica answered (a proxy in front of dead ones):
-# the request is sent again, to another replica.
-RETRY_STATUSES = (502, 503, 504)
+# Config keys of an earlier version of this loop, now Client's names: an
+# old agent.yaml is refused rather than its settings silently dropped
+# (AgentLoopBase takes **kwargs).
+RENAMED = {"base_urls": "base_url", "tries": "attempts", "backoff_s": "backoff"}
 
 
-class Replicas:
-    """The serve replicas an episode may use: calls stick to one, and move
-    to the next when it does not answer, after 25, 50, 100, ... ms (with
-    jitter), up to `tries` attempts in all. A request the server answered
-    with a 4xx is never sent again. retries counts the extra attempts."""
+def _register(name):
+    """verl's @register, except that it keeps an entry the agent loop
+    config already put under the name. AgentLoopWorker fills the registry
+    from agent_loop_config_path first; this module is imported later, by
+    the first row's instantiate, and a plain @register would then replace
+    the config's entry with a bare {"_target_"}: every later rollout of the
+    worker would run with the defaults (base_url 127.0.0.1:8080, user
+    human) instead of agent.yaml's."""
+    configured = _agent_loop_registry.get(name)
 
-    def __init__(self, base_urls, token_env="CALIBRL_TOKEN", tries=6, backoff_s=0.025, timeout=300):
-        if not base_urls:
-            raise ValueError("calibrl: no base_url: set base_url or base_urls in the agent loop config")
-        self.clients = [Client(u, token_env=token_env, timeout=timeout) for u in base_urls]
-        self.tries, self.backoff_s = max(1, int(tries)), float(backoff_s)
-        self.retries = 0
+    def decorator(cls):
+        cls = register(name)(cls)
+        if configured is not None:
+            _agent_loop_registry[name] = configured
+        return cls
 
-    def call(self, start, method, *args, **kwargs):
-        """Runs Client.method on replica `start` (mod n), failing over;
-        returns (result, index of the replica that answered)."""
-        last = None
-        for attempt in range(self.tries):
-            i = (start + attempt) % len(self.clients)
-            if attempt:
-                self.retries += 1
-                time.sleep(self.backoff_s * (1 << (attempt - 1)) * (0.5 + random.random()))
-            try:
-                return getattr(self.clients[i], method)(*args, **kwargs), i
-            except CalibrlError as e:
-                if e.status not in RETRY_STATUSES:
-                    raise
-                last = e
-            except OSError as e:  # refused, reset, timed out: no answer
-                last = e
-        raise ConnectionError(f"calibrl: {method}: no replica answered after {self.tries} tries: {last}") from last
+    return decorator
 
 
-def _as_list(v):
-    if v is None:
-        return []
-    if isinstance(v, str):
-        return [u.strip() for u in v.split(",") if u.strip()]
-    return [str(u) for u in v]
-
-
-@register(AGENT_NAME)
+@_register(AGENT_NAME)
 class CalibrlAgentLoop(AgentLoopBase):
     """One calibrl episode per row: the policy against calibrl's user.
 
-    Constructor keywords (the agent loop config entry's keys): base_url or
-    base_urls (a list or comma-separated string of `calibrl serve`
-    addresses), user (one of serve --users; a row's own user wins),
-    token_env (the variable holding the bearer token), tries and
-    backoff_s (the failover above)."""
+    Constructor keywords (the agent loop config entry's keys), those of
+    calibrl_client.Client: base_url (every `calibrl serve` replica, a list
+    or one comma-separated string, as CALIBRL_URL), token_env (the
+    variable holding the bearer token), timeout, attempts, backoff and
+    max_backoff (the failover above); and user (one of serve --users; a
+    row's own user wins)."""
 
-    def __init__(self, *args, base_url=None, base_urls=None, user="human", token_env="CALIBRL_TOKEN", tries=6, backoff_s=0.025,
-                 timeout=300, name=None, **kwargs):
+    def __init__(self, *args, base_url="http://127.0.0.1:8080", user="human", token_env="CALIBRL_TOKEN", timeout=300,
+                 attempts=8, backoff=0.05, max_backoff=2.0, name=None, **kwargs):
         # name: the config entry's own key, which instantiate passes too.
+        for old, new in RENAMED.items():
+            if old in kwargs:
+                raise ValueError(f"calibrl agent loop config: {old!r} is now {new!r} (calibrl_client.Client's name); rename it in agent.yaml")
         super().__init__(*args, **kwargs)
-        urls = _as_list(base_urls) or _as_list(base_url) or ["http://127.0.0.1:8080"]
-        self.replicas = Replicas(urls, token_env=token_env, tries=tries, backoff_s=backoff_s, timeout=timeout)
+        self.client = Client(base_url, token_env=token_env, timeout=timeout, attempts=int(attempts), backoff=float(backoff),
+                             max_backoff=float(max_backoff))
         self.user = user
         self.prompt_length = self.rollout_config.prompt_length
         self.response_length = self.rollout_config.response_length
@@ -142,10 +125,12 @@ class CalibrlAgentLoop(AgentLoopBase):
         ep_kwargs.pop("name", None)
         user = ep_kwargs.pop("user", None) or self.user
         # Sticky per episode, spread by the episode's own identity (no dice).
-        home = zlib.crc32(repr(sorted(ep_kwargs.items())).encode()) % len(self.replicas.clients)
-        retries_before = self.replicas.retries
+        home = zlib.crc32(repr(sorted(ep_kwargs.items())).encode()) % len(self.client.base_urls)
+        # This episode's calls sent again, apart from Client.retries, which
+        # counts those of every caller sharing the client.
+        tally = {"retries": 0}
 
-        created, home = await asyncio.to_thread(self.replicas.call, home, "create", user, **ep_kwargs)
+        created, home = await asyncio.to_thread(self.client.call, "POST", "/v1/episodes", Client._create_body(user, ep_kwargs), home, tally)
         episode_id = created["id"]
         request_id = uuid4().hex
         metrics = {"generate_sequences": 0.0, "tool_calls": 0.0}
@@ -171,7 +156,8 @@ class CalibrlAgentLoop(AgentLoopBase):
                 text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
                 messages.append({"role": "assistant", "content": text})
                 t0 = time.perf_counter()
-                r, home = await asyncio.to_thread(self.replicas.call, home, "turn", episode_id, text, messages)
+                r, home = await asyncio.to_thread(self.client.call, "POST", f"/v1/episodes/{episode_id}/turns",
+                                                  Client._turn_body(text, messages), home, tally)
                 metrics["tool_calls"] += time.perf_counter() - t0
                 turn_scores.append(float(r["reward"]))
                 info = r.get("info") or {}
@@ -205,13 +191,13 @@ class CalibrlAgentLoop(AgentLoopBase):
         output.extra_fields.update({
             "turn_scores": turn_scores, "tool_rewards": [], "calibrl_cut": cut,
             "calibrl_success": float(bool(info.get("success"))) if done else 0.0,
-            "calibrl_turns": assistant_turns, "calibrl_retries": self.replicas.retries - retries_before,
+            "calibrl_turns": assistant_turns, "calibrl_retries": tally["retries"],
         })
         return output
 
     def _release(self, home, episode_id):
         try:
-            self.replicas.clients[home].delete(episode_id)
+            self.client.delete(episode_id, home)
         except (CalibrlError, OSError) as e:  # it expires on its own (serve --episode-ttl)
             logger.info("calibrl: release %s: %s", episode_id, e)
 

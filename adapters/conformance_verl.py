@@ -20,6 +20,7 @@ A stand-in written from verl at b178a3c (volcengine/verl), not a copy:
 
 import importlib.util
 import os
+import re
 import sys
 import types
 from uuid import uuid4
@@ -66,6 +67,51 @@ def install():
     rs = types.ModuleType("verl.utils.reward_score")
     rs.default_compute_score = default_compute_score
     sys.modules["verl.utils.reward_score"] = rs
+
+
+def _scalar(v):
+    """A YAML scalar as OmegaConf gives it, ${oc.env:VAR,default} resolved."""
+    env = re.fullmatch(r"\$\{oc\.env:(\w+),(.*)\}", v)
+    if env:
+        return os.environ.get(env.group(1), env.group(2).strip().strip('"'))
+    if v[:1] in "\"'":
+        return v[1:-1]
+    if re.fullmatch(r"-?\d+", v):
+        return int(v)
+    if re.fullmatch(r"-?\d+\.\d*", v):
+        return float(v)
+    return v
+
+
+def load_interaction_config(path):
+    """multi_turn.interaction_config_path as verl reads it (OmegaConf.load,
+    then its "interaction" list): the items [{name, class_name, config}].
+    Only the file's shape is read: a list of mappings under "interaction",
+    each with a "config" mapping of scalars."""
+    items, cur, in_config = [], None, False
+    with open(path) as f:
+        for no, line in enumerate(f, 1):
+            body = line.split(" #", 1)[0].rstrip()
+            if not body.strip() or body.lstrip().startswith("#"):
+                continue
+            if body == "interaction:":
+                continue
+            m = re.match(r"^(\s*)(- )?(\w+):\s*(.*)$", body)
+            if not m:
+                raise ValueError(f"{path}:{no}: not a `key: value` line: {line.rstrip()!r}")
+            indent, dash, key, value = len(m.group(1)), m.group(2), m.group(3), m.group(4).strip()
+            if dash:
+                cur, in_config = {}, False
+                items.append(cur)
+            elif cur is None:
+                raise ValueError(f"{path}:{no}: {key} before the first interaction")
+            if key == "config" and not value:
+                cur["config"], in_config = {}, True
+            elif in_config and indent > 4:
+                cur["config"][key] = _scalar(value)
+            else:
+                cur[key], in_config = _scalar(value), False
+    return items
 
 
 def interaction_from_config(items):

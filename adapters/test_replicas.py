@@ -264,7 +264,9 @@ def run_openrlhf(co, adapters, urls, user, rows, logs, kill):
 
 
 def run_verl(cv, adapters, urls, user, rows, logs, kill):
-    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": "calibrl_verl.CalibrlInteraction",
+    # calibrl_verl.py before the agent loop came (verl 0.8) and took the name.
+    name = "calibrl_verl_v07" if os.path.exists(os.path.join(adapters, "calibrl_verl_v07.py")) else "calibrl_verl"
+    inter = cv.interaction_from_config([{"name": "calibrl", "class_name": f"{name}.CalibrlInteraction",
                                          "config": {"base_url": ",".join(urls), "user": user}}])
     client = inter["calibrl"].client
     timed = Timed(client)

@@ -37,6 +37,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -171,7 +172,7 @@ def load_loop(adapters, version):
 def agent_yaml(tmp, target, urls, extra=""):
     path = os.path.join(tmp, f"agent-{abs(hash((target, urls, extra)))}.yaml")
     with open(path, "w") as f:
-        f.write(f"- name: calibrl_user\n  _target_: {target}\n  base_urls: \"{urls}\"\n  user: human\n{extra}")
+        f.write(f"- name: calibrl_user\n  _target_: {target}\n  base_url: \"{urls}\"\n  user: human\n{extra}")
     return path
 
 
@@ -317,18 +318,31 @@ async def kill_run(cv, mod, binary, rows, eps, tmp, concurrency=32, think=0.02, 
 
         sm.generate = thinking
         worker = cv.Worker(cv.trainer_config(), sm, tok, agent_loop_config_path=agent_yaml(tmp, "calibrl_verl_agent_loop.CalibrlAgentLoop", ",".join(urls), extra))
-        latencies = []
-        plain_call = mod.Replicas.call
+        # Timed through the client the loop calls (calibrl_client.Client):
+        # a turn's latency includes its resends and their pauses. Sends
+        # are counted too: every send of a call after its first is a
+        # retry, which the episodes must report as calibrl_retries.
+        latencies, sends, lock = [], {"calls": 0, "requests": 0}, threading.Lock()
+        client_cls = mod.Client
+        plain_call, plain_request = client_cls.call, client_cls._request
 
-        def timed(self, start, method, *args, **kwargs):
+        def timed(self, method, path, *args, **kwargs):
+            with lock:  # calls run on asyncio.to_thread's threads
+                sends["calls"] += 1
             t0 = time.perf_counter()
             try:
-                return plain_call(self, start, method, *args, **kwargs)
+                return plain_call(self, method, path, *args, **kwargs)
             finally:
-                if method == "turn":
+                if path.endswith("/turns"):
                     latencies.append(time.perf_counter() - t0)
 
-        mod.Replicas.call = timed
+        def counted(self, base_url, method, path, *args, **kwargs):
+            if method != "DELETE":  # delete is sent once, outside call
+                with lock:
+                    sends["requests"] += 1
+            return plain_request(self, base_url, method, path, *args, **kwargs)
+
+        client_cls.call, client_cls._request = timed, counted
         done, killed = [0], [None]
         sem = asyncio.Semaphore(concurrency)
 
@@ -346,9 +360,11 @@ async def kill_run(cv, mod, binary, rows, eps, tmp, concurrency=32, think=0.02, 
                         srvs[0] = start_serve(binary, ports[0])
 
         t0 = time.perf_counter()
-        outs = await asyncio.gather(*[one(r) for r in rows], return_exceptions=True)
+        try:
+            outs = await asyncio.gather(*[one(r) for r in rows], return_exceptions=True)
+        finally:
+            client_cls.call, client_cls._request = plain_call, plain_request
         wall = time.perf_counter() - t0
-        mod.Replicas.call = plain_call
         lost, errors, retries = 0, {}, 0
         for out, lg in zip(outs, logs):
             if isinstance(out, BaseException):
@@ -363,7 +379,8 @@ async def kill_run(cv, mod, binary, rows, eps, tmp, concurrency=32, think=0.02, 
         latencies.sort()
         p = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000 if latencies else float("nan")  # noqa: E731
         return {"episodes": len(rows), "lost": lost, "errors": errors, "retries": retries, "turns": len(latencies),
-                "p50_ms": p(0.5), "p99_ms": p(0.99), "killed_after": killed[0], "wall_s": wall, "problems": problems}
+                "p50_ms": p(0.5), "p99_ms": p(0.99), "killed_after": killed[0], "wall_s": wall, "problems": problems,
+                "resent": sends["requests"] - sends["calls"]}
     finally:
         for s in srvs:
             s.kill()
@@ -405,6 +422,15 @@ def main():
         wait_up(url)
 
         recipe_checks()
+        # An agent.yaml with the loop's earlier key names is refused by
+        # name, not run with its settings dropped (AgentLoopBase takes
+        # **kwargs).
+        cv, mod = load_loop(adapters, "1dda039")
+        problems, _ = play(cv, [url], rows[:1], eps[:1], tmp, tag="old config keys",
+                           config=agent_yaml(tmp, "calibrl_verl_agent_loop.CalibrlAgentLoop", url, "  tries: 1\n"))
+        check(any("'tries' is now 'attempts'" in p for p in problems), f"an agent.yaml with tries: 1 was not refused by name: {problems[:1]}")
+        if ta.server_episodes(url):
+            check(False, f"old config keys: {ta.server_episodes(url)} episode(s) left on the server")
         totals = {}
         for version in ("1dda039", "v0.8.0"):
             cv, mod = load_loop(adapters, version)
@@ -412,8 +438,12 @@ def main():
                   f"verl {version}: @register did not put {mod.AGENT_NAME} in the registry")
             problems, rewards = [], []
             for lo, hi in batches:  # one verl batch per configuration: their openings differ
-                # The recipe's own config/agent.yaml, the replica from its variable.
-                os.environ["CALIBRL_URLS"] = url
+                # The recipe's own config/agent.yaml, the replica from its
+                # variable; the module imported as in verl, by the first
+                # row's instantiate, after the worker read the config.
+                os.environ["CALIBRL_URL"] = url
+                sys.modules.pop("calibrl_verl_agent_loop", None)
+                cv._agent_loop_registry.clear()
                 pr, rw = play(cv, [url], rows[lo:hi], eps[lo:hi], tmp, tag=f"verl {version}", config=os.path.join(RECIPE, "config", "agent.yaml"))
                 problems += pr
                 rewards += rw or [None] * (hi - lo)
@@ -477,13 +507,16 @@ def main():
                 check(False, f"kill test: {p}")
             check(res["killed_after"] is not None, "kill test: the replica was never killed")
             check(res["lost"] == 0, f"kill test: {res['lost']} of {res['episodes']} episodes lost: {res['errors']}")
+            # Each episode reports its own retries: together, every resend.
+            check(res["lost"] or res["retries"] == res["resent"],
+                  f"kill test: the episodes report {res['retries']} retries (calibrl_retries), the client resent {res['resent']} calls")
             if run_no == 0:
                 # The same run without failover (one try per call) must lose
                 # episodes, or the kill test shows nothing.
                 cv, mod = load_loop(adapters, "1dda039")
-                bad = asyncio.run(kill_run(cv, mod, binary, krows, keps, tmp, extra="  tries: 1\n"))
+                bad = asyncio.run(kill_run(cv, mod, binary, krows, keps, tmp, extra="  attempts: 1\n"))
                 check(bad["lost"] > 0, "kill test: a loop without failover lost nothing: the test would show nothing")
-                print(f"kill test without failover (tries 1): {bad['episodes']} episodes, lost {bad['lost']}: {bad['errors']}")
+                print(f"kill test without failover (attempts 1): {bad['episodes']} episodes, lost {bad['lost']}: {bad['errors']}")
             print(f"kill test run {run_no + 1}: {res['episodes']} episodes, replica 0 killed after {res['killed_after']}, lost {res['lost']}, "
                   f"retries {res['retries']}, {res['turns']} turns, p50 {res['p50_ms']:.1f} ms, p99 {res['p99_ms']:.1f} ms per turn, {res['wall_s']:.1f} s")
     finally:

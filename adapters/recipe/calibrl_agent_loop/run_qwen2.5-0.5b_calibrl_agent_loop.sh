@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GRPO on calibrl's environments through `calibrl serve`, with calibrl's
 # agent loop (verl 0.8 and later). Run on the trainer host with every
-# `calibrl serve` replica listed in CALIBRL_URLS (comma-separated) and the
+# `calibrl serve` replica listed in CALIBRL_URL (comma-separated) and the
 # rows of create_dataset.py at TRAIN_FILES and VAL_FILES. Extra arguments
 # are Hydra overrides. See docs/scale.md.
 set -euxo pipefail
@@ -9,7 +9,7 @@ set -euxo pipefail
 RECIPE_DIR="$(cd "$(dirname "$0")" && pwd)"
 ADAPTERS_DIR="$(cd "$RECIPE_DIR/../.." && pwd)"  # calibrl_verl_agent_loop.py, calibrl_client.py
 export PYTHONPATH="$ADAPTERS_DIR${PYTHONPATH:+:$PYTHONPATH}"
-export CALIBRL_URLS=${CALIBRL_URLS:-http://127.0.0.1:8080}
+export CALIBRL_URL=${CALIBRL_URL:-http://127.0.0.1:8080}
 
 MODEL=${MODEL:-Qwen/Qwen2.5-0.5B-Instruct}
 TRAIN_FILES=${TRAIN_FILES:-$HOME/data/calibrl/train.jsonl}
