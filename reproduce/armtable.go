@@ -172,6 +172,8 @@ type crossing struct {
 var crossings = []crossing{
 	{name: optGRPO.name, interactive: optGRPO, static: &optStatic, suffix: "-interactive",
 		about: "the paper's arms: GRPO over whole conversations (naive-, calibrated-, oracle-interactive) and on logged contexts (static); always trained"},
+	{name: optRFT.name, interactive: optRFT, static: &optStaticRFT, suffix: "-" + optRFT.name, staticSuffix: "-" + optRFT.name,
+		about: "online rejection-sampling fine-tuning (expert iteration): the conversations the partner marks solved (on the static partner, the candidates its reward marks) fine-tune the policy on their agent tokens (rft.go)"},
 	{name: optGRPOGreedy.name, interactive: optGRPOGreedy, suffix: "-" + optGRPOGreedy.name,
 		about: "GRPO with the greedy conversation's reward as each problem's baseline, so a sample earns credit only against the mode a deployment decodes (one more conversation per problem); interactive partners only"},
 	{name: optGRPOTurns.name, interactive: optGRPOTurns, suffix: "-" + optGRPOTurns.name,

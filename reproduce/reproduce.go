@@ -194,7 +194,7 @@ type Config struct {
 	StaticFill    int
 	// Optimizers are the optimizers crossed with the partners (crossings
 	// in armtable.go): "grpo" (the paper's arms, always trained) and any
-	// of "grpo-greedy-baseline", "grpo-turn-credit", each adding its
+	// of "rft", "grpo-greedy-baseline", "grpo-turn-credit", each adding its
 	// PARTNER-OPTIMIZER arms and claims. Default GRPO alone.
 	Optimizers []string
 	// StaticPrompts, when positive, is the static arm's prompts (groups)
