@@ -64,6 +64,11 @@ nothing to a report, in a run folder:
              steps in total), then the full RL budget; the report pairs
              recalibrated − control and puts each round's gap beside the
              control's
+  naive-OPT, calibrated-OPT, oracle-OPT (static-OPT)  with --optimizers
+             grpo,OPT: the same partners trained by another optimizer (rft:
+             rejection-sampling fine-tuning, with static-rft on the logged
+             contexts; grpo-greedy-baseline; grpo-turn-credit), from the
+             same base with the same budget, with their claims
   eval       the base and every arm and RL seed against the human proxy,
              held-out split, twice: sampled at the RL rollouts' temperature
              (the policy RL optimises: eval/, summary.json, the verdict)
