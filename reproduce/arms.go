@@ -39,6 +39,9 @@ func trainGRPO(ctx context.Context, r *run, a arm, k int) error {
 	}
 	cfg := r.rlConfig(k)
 	cfg.Iterations = a.budget.iterations
+	if a.optimizer.rlConfig != nil {
+		a.optimizer.rlConfig(&cfg)
+	}
 	out := r.armCkpt(a.name, k)
 	res, err := train.GRPO(ctx, policy, r.t, u, human, cfg, out, r.metricsLog(seedName(a.name, k)))
 	if err == nil {

@@ -17,13 +17,21 @@ package reproduce
 //	filtered-bc                logs           filtered BC         SFT steps
 //	recalibrated-interactive   recalibrated   GRPO in rounds      RL iterations
 //	refit-control-interactive  refit control  GRPO after a refit  RL iterations
+//
+// Config.Optimizers crosses more optimizers with the partners (the
+// crossings below): each adds PARTNER-OPTIMIZER arms after the GRPO ones
+// ("calibrated-grpo-greedy-baseline"; its static arms where it has a
+// static form), and its claims (crossedClaims).
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/spec"
+	"github.com/calibrl/calibrl/train"
 )
 
 // arm is one row of the table.
@@ -63,6 +71,9 @@ type optimizer struct {
 	// r.armCkpt(a.name, k) in one stage; the one-stage arms train side by
 	// side.
 	train func(ctx context.Context, r *run, a arm, k int) error
+	// rlConfig, when set, adjusts the RL config train reads (a GRPO
+	// variant's Baseline or TurnContinuations).
+	rlConfig func(*train.RLConfig)
 	// stages are seed index k's stages of an optimizer trained in several
 	// steps in order (the recalibrated arm's rounds, its control's
 	// re-fit), each run alone after the one-stage arms.
@@ -116,7 +127,130 @@ var (
 	// GRPO after one re-fit, the rounds' control (refitcontrol.go).
 	optRecalibratingGRPO = optimizer{name: "grpo-recalibrating", stages: (*run).recalibrationStages}
 	optRefitGRPO         = optimizer{name: "grpo-after-refit", stages: (*run).controlStages}
+	// GRPO with the greedy conversation's reward as the baseline
+	// (train.BaselineGreedy): a sample earns credit only where it beats
+	// or loses to the mode a deployment decodes, not for pulling the
+	// sampled policy up to its greedy level.
+	optGRPOGreedy = optimizer{name: "grpo-greedy-baseline", rl: true, train: trainGRPO,
+		rlConfig: func(c *train.RLConfig) { c.Baseline = train.BaselineGreedy }}
+	// GRPO with turn-level credit (train.RLConfig.TurnContinuations, whose
+	// estimator telescopes to the conversation's advantage so that the
+	// agent's decision to stop earns nothing by itself: turncredit.go on
+	// verl's RFC #7244), turnCreditContinuations continuations per state.
+	optGRPOTurns = optimizer{name: "grpo-turn-credit", rl: true, train: trainGRPO,
+		rlConfig: func(c *train.RLConfig) { c.TurnContinuations = turnCreditContinuations }}
 )
+
+// turnCreditContinuations is the turn-credit arm's K: each of a
+// conversation's T agent turns but the first costs K continuations, K·(T−1)
+// rest-of-conversations per sample, so K = 2 already triples an
+// iteration's rollouts at quick's 6 turns (train's turn-credit learning
+// test learns with 2). Not chosen on validation problems yet.
+const turnCreditContinuations = 2
+
+// crossing is an optimizer Config.Optimizers crosses with the partners:
+// it trains against the naive, calibrated and oracle partners as
+// interactive, and against the static partner (each static reward) as
+// static where it has a static form. Arm names are the partner's with
+// suffix ("calibrated" + "-interactive"), a static arm's its static
+// name's with staticSuffix ("static" + "-rft").
+type crossing struct {
+	// name is how --optimizers names it.
+	name        string
+	interactive optimizer
+	// static is nil for an optimizer with no static form: its claims
+	// against the static partner compare with GRPO's static arms.
+	static               *optimizer
+	suffix, staticSuffix string
+	// about is what --optimizers' help says it does.
+	about string
+}
+
+// crossings are the optimizers Config.Optimizers may name, in the order
+// their arms are listed. GRPO's arms are the paper's, named as they were
+// before there were others.
+var crossings = []crossing{
+	{name: optGRPO.name, interactive: optGRPO, static: &optStatic, suffix: "-interactive",
+		about: "the paper's arms: GRPO over whole conversations (naive-, calibrated-, oracle-interactive) and on logged contexts (static); always trained"},
+	{name: optRFT.name, interactive: optRFT, static: &optStaticRFT, suffix: "-" + optRFT.name, staticSuffix: "-" + optRFT.name,
+		about: "online rejection-sampling fine-tuning (expert iteration): the conversations the partner marks solved (on the static partner, the candidates its reward marks) fine-tune the policy on their agent tokens (rft.go)"},
+	{name: optGRPOGreedy.name, interactive: optGRPOGreedy, suffix: "-" + optGRPOGreedy.name,
+		about: "GRPO with the greedy conversation's reward as each problem's baseline, so a sample earns credit only against the mode a deployment decodes (one more conversation per problem); interactive partners only"},
+	{name: optGRPOTurns.name, interactive: optGRPOTurns, suffix: "-" + optGRPOTurns.name,
+		about: fmt.Sprintf("GRPO with turn-level credit: each agent turn's advantage from %d on-policy continuations before and after it, adding up to the conversation's (up to %d× GRPO's conversations at 6 turns); interactive partners only", turnCreditContinuations, 1+turnCreditContinuations*5)},
+}
+
+// OptimizersHelp describes each optimizer --optimizers knows, for its
+// help: "NAME: what it does", one a line.
+func OptimizersHelp() string {
+	var lines []string
+	for _, c := range crossings {
+		lines = append(lines, c.name+": "+c.about)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// crossingNames are the names --optimizers knows, in crossings' order.
+func crossingNames() []string {
+	var out []string
+	for _, c := range crossings {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// CheckOptimizers reports the first unusable list of optimizers
+// (Config.Optimizers): an unknown name (the refusal lists the known ones),
+// one named twice, or a list without GRPO, whose arms are the ones every
+// other optimizer's claims compare with.
+func CheckOptimizers(names []string) error {
+	known := crossingNames()
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return fmt.Errorf("optimizer %q, want one of %s", n, strings.Join(known, ", "))
+		}
+		if seen[n] {
+			return fmt.Errorf("optimizer %s given twice: one set of arms each", n)
+		}
+		seen[n] = true
+	}
+	if len(names) > 0 && !seen[optGRPO.name] {
+		return fmt.Errorf("optimizers %s leave out %s: its arms are the paper's, which every other optimizer's claims compare with", strings.Join(names, ","), optGRPO.name)
+	}
+	return nil
+}
+
+// crossings are the run's optimizers in crossings' order; default GRPO
+// alone.
+func (r *run) crossings() []crossing {
+	var out []crossing
+	for _, c := range crossings {
+		if c.name == optGRPO.name || slices.Contains(r.cfg.Optimizers, c.name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// optimizersName is how the manifest records the optimizers: comma
+// separated in crossings' order, "grpo" for the default.
+func (r *run) optimizersName() string {
+	var names []string
+	for _, c := range r.crossings() {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ",")
+}
+
+// staticArmName is the static arm of the i-th of the run's static rewards
+// rw: ArmStatic for the first, ArmStatic-REWARD for each other.
+func staticArmName(i int, rw string) string {
+	if i > 0 {
+		return ArmStatic + "-" + rw
+	}
+	return ArmStatic
+}
 
 // armTable is the run's arms in report order: the base, each static
 // reward's arm (ArmStatic for the first of staticRewards, ArmStatic-REWARD
@@ -125,18 +259,17 @@ var (
 func (r *run) armTable() []arm {
 	rl := budget{iterations: r.rlConfig(0).Iterations}
 	table := []arm{{name: ArmBase}}
-	for i, rw := range r.staticRewards() {
-		name := ArmStatic
-		if i > 0 {
-			name = ArmStatic + "-" + rw
+	for _, c := range r.crossings() {
+		if c.static != nil {
+			for i, rw := range r.staticRewards() {
+				table = append(table, arm{staticArmName(i, rw) + c.staticSuffix, partnerStatic(rw), *c.static,
+					budget{iterations: rl.iterations, prompts: r.cfg.StaticPrompts, tokens: r.cfg.StaticTokens}})
+			}
 		}
-		table = append(table, arm{name, partnerStatic(rw), optStatic,
-			budget{iterations: rl.iterations, prompts: r.cfg.StaticPrompts, tokens: r.cfg.StaticTokens}})
+		for _, p := range []partner{partnerNaive, partnerCalibrated, partnerOracle} {
+			table = append(table, arm{p.name + c.suffix, p, c.interactive, rl})
+		}
 	}
-	table = append(table,
-		arm{ArmNaive, partnerNaive, optGRPO, rl},
-		arm{ArmCalibrated, partnerCalibrated, optGRPO, rl},
-		arm{ArmOracle, partnerOracle, optGRPO, rl})
 	if r.cfg.FilteredBC {
 		table = append(table, arm{ArmFilteredBC, partnerLogs, optFilteredBC, budget{iterations: r.cfg.Preset.FilteredBC.Steps}})
 	}

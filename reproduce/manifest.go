@@ -55,6 +55,10 @@ type runConfig struct {
 	StaticFill    int    `json:"static_fill,omitempty"`
 	StaticPrompts int    `json:"static_prompts,omitempty"`
 	StaticTokens  int    `json:"static_tokens,omitempty"`
+	// Optimizers is the optimizers crossed with the partners comma
+	// separated in crossings' order (optimizersName), "" for GRPO alone,
+	// as folders from before the field hold.
+	Optimizers string `json:"optimizers,omitempty"`
 	// Recalibration is nil in a run without the recalibrated arm, and in
 	// a folder from before this record (its rounds were the preset's).
 	Recalibration *recalibrationRecord `json:"recalibration,omitempty"`
@@ -93,6 +97,9 @@ func (r *run) runConfig() runConfig {
 	}
 	if rewards := r.staticRewardsName(); rewards != train.StaticOutcome || r.cfg.StaticFill != 0 {
 		c.StaticReward, c.StaticFill = rewards, r.cfg.StaticFill
+	}
+	if name := r.optimizersName(); name != optGRPO.name {
+		c.Optimizers = name
 	}
 	if r.cfg.Recalibrate {
 		c.Recalibration = recalibrationOf(p.Recalibration)
@@ -177,6 +184,7 @@ func (r *run) resumable(old runConfig) error {
 		{"static_fill", old.StaticFill, r.cfg.StaticFill, "--static-fill"},
 		{"static_prompts", old.StaticPrompts, now.StaticPrompts, "--static-prompts; 0: the preset's"},
 		{"static_tokens", old.StaticTokens, now.StaticTokens, "--static-tokens; 0: a count of groups"},
+		{"optimizers", cmp.Or(old.Optimizers, optGRPO.name), r.optimizersName(), "--optimizers"},
 		{"recalibration", oldRecal, now.Recalibration, "--recalibrate and its budget"},
 		{"filtered_bc", old.FilteredBC != nil, now.FilteredBC != nil, "--filtered-bc"},
 	} {

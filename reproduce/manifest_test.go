@@ -67,6 +67,7 @@ func TestOldManifestResumes(t *testing.T) {
 		{"prompts", func(c *Config) { c.StaticPrompts = 5 }, "static_prompts 0, not 5"},
 		{"tokens", func(c *Config) { c.StaticFill, c.StaticTokens = 2, 100 }, "static_fill 0, not 2"},
 		{"filtered BC", func(c *Config) { c.FilteredBC = true }, "filtered_bc false, not true"},
+		{"optimizers", func(c *Config) { c.Optimizers = []string{"grpo", optGRPOTurns.name} }, "optimizers grpo, not grpo,grpo-turn-credit (--optimizers)"},
 		{"task", func(c *Config) { c.Task = "docedit" }, "holds a mathchat:easy/tiny run, not docedit:easy/tiny"},
 	} {
 		r := openTiny(t, c.edit)
@@ -85,6 +86,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	on := func(c *Config) {
 		c.Recalibrate, c.FilteredBC, c.StaticFill, c.StaticTokens = true, true, 2, 100
 		c.StaticRewards, c.TuneGrid = []string{train.StaticOutcome, train.StaticBehaviour}, []float64{0, 0.5}
+		c.Optimizers = []string{"grpo", optGRPOGreedy.name}
 	}
 	r := openTiny(t, on)
 	if err := r.manifest(); err != nil {
@@ -98,7 +100,7 @@ func TestManifestRoundTrip(t *testing.T) {
 	}
 	got, _ := json.Marshal(m.Config)
 	want, _ := json.Marshal(r.runConfig())
-	if string(got) != string(want) || m.Config.Format != manifestFormat || m.Config.Recalibration == nil || m.Config.FilteredBC == nil {
+	if string(got) != string(want) || m.Config.Format != manifestFormat || m.Config.Recalibration == nil || m.Config.FilteredBC == nil || m.Config.Optimizers != "grpo,grpo-greedy-baseline" {
 		t.Fatalf("manifest read back\n%s\nwant\n%s", got, want)
 	}
 	if err := r.manifest(); err != nil {
@@ -114,6 +116,8 @@ func TestManifestRoundTrip(t *testing.T) {
 		{"tokens", func(c *Config) { c.StaticTokens = 50 }, "static_tokens 100, not 50"},
 		{"grid", func(c *Config) { c.TuneGrid = []float64{0, 1} }, "tune_grid [0 0.5], not [0 1]"},
 		{"filtered BC", func(c *Config) { c.FilteredBC = false }, "filtered_bc true, not false"},
+		{"optimizers", func(c *Config) { c.Optimizers = nil }, "optimizers grpo,grpo-greedy-baseline, not grpo (--optimizers)"},
+		{"other optimizers", func(c *Config) { c.Optimizers = []string{"grpo", optGRPOTurns.name} }, "optimizers grpo,grpo-greedy-baseline, not grpo,grpo-turn-credit (--optimizers)"},
 	} {
 		other := openTiny(t, func(cfg *Config) { on(cfg); c.edit(cfg) })
 		data, err := os.ReadFile(r.f.Path("manifest.json"))

@@ -41,6 +41,9 @@ func paperPair(family, better, worse string) string {
 // claimPaper is the Paper cell of the claim better > worse: the paper's
 // figures, or why the paper has none for a claim it does not make.
 func claimPaper(family, better, worse string) string {
+	if note, ok := crossedNotes[[2]string{better, worse}]; ok {
+		return note
+	}
 	switch {
 	case better == ArmRecalibrated || worse == ArmRecalibrated, better == ArmRefitControl:
 		return "not in the paper: online recalibration is its future work"

@@ -192,6 +192,11 @@ type Config struct {
 	// continuation reward that trains asking turns beside the outcome one.
 	StaticRewards []string
 	StaticFill    int
+	// Optimizers are the optimizers crossed with the partners (crossings
+	// in armtable.go): "grpo" (the paper's arms, always trained) and any
+	// of "rft", "grpo-greedy-baseline", "grpo-turn-credit", each adding its
+	// PARTNER-OPTIMIZER arms and claims. Default GRPO alone.
+	Optimizers []string
 	// StaticPrompts, when positive, is the static arm's prompts (groups)
 	// per iteration in place of the preset's InstancesPerStep. Filling
 	// alone cannot match the interactive arms' gradient: it stops at
@@ -272,6 +277,9 @@ func check(cfg Config) error {
 		return fmt.Errorf("reproduce: %d RL seeds, the limit is %d", cfg.Preset.RLSeeds, MaxRLSeeds)
 	}
 	if err := CheckStaticRewards(cfg.StaticRewards); err != nil {
+		return fmt.Errorf("reproduce: %w", err)
+	}
+	if err := CheckOptimizers(cfg.Optimizers); err != nil {
 		return fmt.Errorf("reproduce: %w", err)
 	}
 	if err := checkCurves(cfg); err != nil {

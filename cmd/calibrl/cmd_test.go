@@ -75,6 +75,8 @@ func TestBadInputIsAOneLineError(t *testing.T) {
 		{"unknown preset", []string{"reproduce", "--preset", "huge", "--out", filepath.Join(dir, "r")}, `unknown preset "huge"`},
 		{"unknown static reward", []string{"reproduce", "--preset", "tiny", "--static-reward", "outcome,acceptance", "--out", filepath.Join(dir, "r")}, `--static-reward: static reward "acceptance", want outcome, continuation, behaviour`},
 		{"static reward twice", []string{"reproduce", "--preset", "tiny", "--static-reward", "continuation,outcome,continuation", "--out", filepath.Join(dir, "r")}, "--static-reward: static reward continuation given twice"},
+		{"unknown optimizer", []string{"reproduce", "--preset", "tiny", "--optimizers", "grpo,ppo", "--out", filepath.Join(dir, "r")}, `--optimizers: optimizer "ppo", want one of grpo, rft, grpo-greedy-baseline, grpo-turn-credit`},
+		{"optimizers without grpo", []string{"reproduce", "--preset", "tiny", "--optimizers", "rft", "--out", filepath.Join(dir, "r")}, "--optimizers: optimizers rft leave out grpo"},
 		{"unknown precision", []string{"eval", "--precision", "fp16", "-n", "1"}, `--precision: precision "fp16": want fp32 or bf16`},
 	}
 	for _, c := range cases {

@@ -64,6 +64,11 @@ nothing to a report, in a run folder:
              steps in total), then the full RL budget; the report pairs
              recalibrated − control and puts each round's gap beside the
              control's
+  naive-OPT, calibrated-OPT, oracle-OPT (static-OPT)  with --optimizers
+             grpo,OPT: the same partners trained by another optimizer (rft:
+             rejection-sampling fine-tuning, with static-rft on the logged
+             contexts; grpo-greedy-baseline; grpo-turn-credit), from the
+             same base with the same budget, with their claims
   eval       the base and every arm and RL seed against the human proxy,
              held-out split, twice: sampled at the RL rollouts' temperature
              (the policy RL optimises: eval/, summary.json, the verdict)
@@ -194,6 +199,9 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 			if err := reproduce.CheckStaticRewards(cfg.StaticRewards); err != nil {
 				return fmt.Errorf("--static-reward: %w", err)
 			}
+			if err := reproduce.CheckOptimizers(cfg.Optimizers); err != nil {
+				return fmt.Errorf("--optimizers: %w", err)
+			}
 			if cfg.EvalSlice, err = eval.SliceNamed(sliceName); err != nil {
 				return fmt.Errorf("--eval-slice: %w", err)
 			}
@@ -250,8 +258,12 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 				return enc.Encode(rows)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", filepath.Join(cfg.Out, "report.md"))
+			width := 24 // the paper's arms' column; a crossed optimizer's names are longer
 			for _, r := range rows {
-				fmt.Fprintf(cmd.OutOrStdout(), "%-24s %s %.3f [%.3f, %.3f]  turns %.2f\n", r.Arm, task.MeasureOf(cfg.Task).Name, r.Value(), r.CI95[0], r.CI95[1], r.Turns)
+				width = max(width, len(r.Arm))
+			}
+			for _, r := range rows {
+				fmt.Fprintf(cmd.OutOrStdout(), "%-*s %s %.3f [%.3f, %.3f]  turns %.2f\n", width, r.Arm, task.MeasureOf(cfg.Task).Name, r.Value(), r.CI95[0], r.CI95[1], r.Turns)
 			}
 			return nil
 		},
@@ -263,6 +275,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
 	f.BoolVar(&cfg.FilteredBC, "filtered-bc", false, "also train the filtered behaviour-cloning arm: the base fine-tuned on the logs' solved conversations (the cheap alternative to RL), per RL seed, beside the others in every table")
+	f.StringSliceVar(&cfg.Optimizers, "optimizers", []string{"grpo"}, "the optimizers crossed with the partners, comma separated, grpo always among them; each other adds the arms naive-OPT, calibrated-OPT, oracle-OPT (and static-OPT where it has a static form), trained from the same base with the same RL budget, and their claims (the partner ordering under OPT, against the base, filtered BC and calibrated GRPO), e.g. --optimizers grpo,grpo-greedy-baseline (a run folder keeps the optimizers it was started with):\n"+reproduce.OptimizersHelp())
 	f.StringSliceVar(&cfg.StaticRewards, "static-reward", []string{"outcome"}, "how static context RL scores a candidate, one static arm per reward: outcome (the task's verdict on the turn) or continuation (the turn continued by the base against the simulator, which also trains asking turns); outcome,continuation trains both, static (outcome) and static-continuation, side by side in every table (a run folder keeps the rewards it was started with)")
 	f.IntVar(&cfg.StaticFill, "static-fill", 0, "each static arm draws up to this many rounds of prompts per iteration until it holds as many informative groups (rewards not all equal) as prompts, and trains on those (0: one round); with --static-prompts it can match the interactive arms' gradient tokens (train/grad_tokens)")
 	f.IntVar(&cfg.StaticPrompts, "static-prompts", 0, "each static arm's prompts (groups) per iteration (0: the preset's problems per iteration); a static candidate is one turn, an interactive sample a whole conversation, so matching gradient tokens takes about twice the prompts with --static-fill")
