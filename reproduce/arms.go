@@ -22,18 +22,25 @@ func (r *run) trainArm(a arm, k int) func(context.Context) error {
 	return func(ctx context.Context) error { return a.optimizer.train(ctx, r, a, k) }
 }
 
+// armStart is what every trained arm starts from: the base's weights,
+// its partner's user and the human proxy (the monitor's user).
+func (r *run) armStart(a arm) (policy *chatlm.Model, partner, human dialog.User, err error) {
+	if policy, _, err = chatlm.Load(r.ckpt(ArmBase)); err != nil {
+		return nil, nil, nil, err
+	}
+	if human, err = r.t.User(dialog.Human); err != nil {
+		return nil, nil, nil, err
+	}
+	if partner, err = a.partner.user(r); err != nil {
+		return nil, nil, nil, err
+	}
+	return policy, partner, human, nil
+}
+
 // trainGRPO trains arm a's seed index k with GRPO from the base against
 // its partner, the human proxy the monitor's.
 func trainGRPO(ctx context.Context, r *run, a arm, k int) error {
-	policy, _, err := chatlm.Load(r.ckpt(ArmBase))
-	if err != nil {
-		return err
-	}
-	human, err := r.t.User(dialog.Human)
-	if err != nil {
-		return err
-	}
-	u, err := a.partner.user(r)
+	policy, u, human, err := r.armStart(a)
 	if err != nil {
 		return err
 	}
@@ -54,19 +61,11 @@ func trainGRPO(ctx context.Context, r *run, a arm, k int) error {
 // base: single turns of the logged histories, completed by the behaviour
 // agent against the partner's simulator and scored by its reward.
 func trainStatic(ctx context.Context, r *run, a arm, k int) error {
-	policy, _, err := chatlm.Load(r.ckpt(ArmBase))
-	if err != nil {
-		return err
-	}
-	human, err := r.t.User(dialog.Human)
+	policy, sim, human, err := r.armStart(a)
 	if err != nil {
 		return err
 	}
 	logs, err := r.logs()
-	if err != nil {
-		return err
-	}
-	sim, err := a.partner.user(r)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,6 @@ package reproduce
 import (
 	"context"
 
-	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/train"
@@ -35,15 +34,7 @@ var (
 // of filling groups whose rewards are all equal, which the filter, keeping
 // every success, has no use for.
 func trainRFT(ctx context.Context, r *run, a arm, k int) error {
-	policy, _, err := chatlm.Load(r.ckpt(ArmBase))
-	if err != nil {
-		return err
-	}
-	human, err := r.t.User(dialog.Human)
-	if err != nil {
-		return err
-	}
-	u, err := a.partner.user(r)
+	policy, u, human, err := r.armStart(a)
 	if err != nil {
 		return err
 	}
