@@ -417,13 +417,19 @@ def ledger_reader(messages):
 def serve_policy(policy):
     """An OpenAI-compatible /v1/chat/completions playing policy, for
     `calibrl eval --agent remote:NAME`."""
+    return serve_chat(lambda req: policy(req["messages"]))
+
+
+def serve_chat(reply):
+    """An OpenAI-compatible /v1/chat/completions on a free local port whose
+    answer's content is reply(request); the caller shuts it down."""
     import http.server
     import threading
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_POST(self):
             req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            text = policy(req["messages"])
+            text = reply(req)
             body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": req["model"],
                                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()

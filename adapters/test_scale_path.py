@@ -33,7 +33,6 @@ simulator's, and every rollout must end with the server's reward.
 import argparse
 import asyncio
 import hashlib
-import http.server
 import json
 import os
 import re
@@ -43,9 +42,10 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
+
+from test_adapters import serve_chat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -65,38 +65,25 @@ def sim_endpoint():
 
     openings = []  # the user's opening each request continues from, in order
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            msgs = req["messages"]
-            # The role-played chat: the user's prompt, the opening cue,
-            # then the user's own turns as assistant replies in JSON.
-            if len(msgs) > 2 and msgs[2]["role"] == "assistant":
-                try:
-                    openings.append(json.loads(msgs[2]["content"])["message"])
-                except (ValueError, KeyError, TypeError):
-                    openings.append(msgs[2]["content"])
-            last = msgs[-1]["content"] if msgs else ""
-            h = hashlib.sha256(json.dumps([req.get("seed"), msgs]).encode()).hexdigest()[:6]
-            if "The answer is" in last:
-                out = {"message": "Thanks, that settles it.", "end": True, "satisfied": True}
-            else:
-                out = {"message": f"I am not sure which number you need ({h}).", "end": False, "satisfied": False}
-            body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": req["model"],
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(out)}, "finish_reason": "stop"}],
-                               "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def reply(req):
+        msgs = req["messages"]
+        # The role-played chat: the user's prompt, the opening cue, then
+        # the user's own turns as assistant replies in JSON.
+        if len(msgs) > 2 and msgs[2]["role"] == "assistant":
+            try:
+                openings.append(json.loads(msgs[2]["content"])["message"])
+            except (ValueError, KeyError, TypeError):
+                openings.append(msgs[2]["content"])
+        last = msgs[-1]["content"] if msgs else ""
+        h = hashlib.sha256(json.dumps([req.get("seed"), msgs]).encode()).hexdigest()[:6]
+        if "The answer is" in last:
+            out = {"message": "Thanks, that settles it.", "end": True, "satisfied": True}
+        else:
+            out = {"message": f"I am not sure which number you need ({h}).", "end": False, "satisfied": False}
+        return json.dumps(out)
 
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv = serve_chat(reply)
     srv.openings = openings
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 
 
