@@ -267,3 +267,47 @@ func TestTrainPolicyGroupAndTemperature(t *testing.T) {
 		t.Errorf("an unknown schedule: got %v", err)
 	}
 }
+
+// train-policy trains each optimizer reproduce's --optimizers names: rft,
+// and GRPO with the greedy baseline or turn-level credit, the state it
+// saves naming the algorithm and credit (the RL settings study's runs); a
+// credit flag on rft is refused before anything loads.
+func TestTrainPolicyOptimizers(t *testing.T) {
+	dir := t.TempDir()
+	logs, base := filepath.Join(dir, "logs.jsonl"), filepath.Join(dir, "base")
+	mustRun(t, "collect", "--agent", "scripted:careful", "-n", "8", "--out", logs)
+	mustRun(t, "train-policy", "--algo", "sft", "--logs", logs, "--out", base, "--preset", "tiny", "--steps", "2")
+	for _, c := range []struct {
+		flags             []string
+		algo, baseline    string
+		turnContinuations int
+	}{
+		{[]string{"--algo", "rft"}, "rft", "", 0},
+		{[]string{"--algo", "grpo", "--baseline", "greedy"}, "grpo", "greedy", 0},
+		{[]string{"--algo", "grpo", "--turn-credit", "2"}, "grpo", "", 2},
+	} {
+		out := filepath.Join(dir, strings.Join(c.flags, ""))
+		mustRun(t, append([]string{"train-policy", "--user", "naive", "--init", base, "--out", out, "--preset", "tiny", "--steps", "1"}, c.flags...)...)
+		b, err := os.ReadFile(filepath.Join(out, "last", "trainer_state.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Algo     string `json:"algo"`
+			Settings struct {
+				Baseline          string `json:"baseline"`
+				TurnContinuations int    `json:"turn_continuations"`
+			} `json:"settings"`
+		}
+		if err := json.Unmarshal(b, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Algo != c.algo || st.Settings.Baseline != c.baseline || st.Settings.TurnContinuations != c.turnContinuations {
+			t.Errorf("%v: trainer state algo %q, baseline %q, turn continuations %d; want %q, %q, %d", c.flags, st.Algo, st.Settings.Baseline, st.Settings.TurnContinuations, c.algo, c.baseline, c.turnContinuations)
+		}
+	}
+	if _, err := run(t, "train-policy", "--algo", "rft", "--baseline", "greedy", "--init", base, "--out", filepath.Join(dir, "x"), "--preset", "tiny"); err == nil ||
+		!strings.Contains(err.Error(), "--algo grpo only, not rft") {
+		t.Errorf("rft with a GRPO baseline: got %v", err)
+	}
+}

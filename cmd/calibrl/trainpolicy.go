@@ -23,12 +23,13 @@ func newTrainPolicyCmd() *cobra.Command {
 		algo, taskName, data, userName, initDir, out, logs, presetName, tokPath string
 		seed                                                                    uint64
 		steps, updates, miniBatch, staticFill, staticTokens, instances, group   int
+		turnCredit                                                              int
 		lr, beta, temperature                                                   float64
-		staticReward, metricsPath, lossMean, lrSchedule                         string
+		staticReward, metricsPath, lossMean, lrSchedule, baseline               string
 	)
 	cmd := &cobra.Command{
 		Use:   "train-policy",
-		Short: "Train a policy: behaviour cloning (sft, filtered-bc), static context RL (static) or interactive GRPO (grpo)",
+		Short: "Train a policy: behaviour cloning (sft, filtered-bc), static context RL (static), interactive GRPO (grpo) or rejection-sampling fine-tuning (rft)",
 		Long: `train-policy trains the agent side.
 
   --algo sft     clone the agent turns of --logs into a base policy
@@ -39,7 +40,15 @@ func newTrainPolicyCmd() *cobra.Command {
   --algo grpo    interactive GRPO: from --init, whole conversations against the
                  frozen --user (naive, learned:DIR, human), sparse outcome
                  reward, group-relative advantages, clipped ratio, k3 KL to
-                 the initial policy, loss on agent tokens only
+                 the initial policy, loss on agent tokens only; --baseline
+                 greedy compares each conversation with the greedy one's
+                 reward instead of the group's mean, --turn-credit K gives
+                 each agent turn its own advantage from K on-policy
+                 continuations (reproduce --optimizers' GRPO variants)
+  --algo rft     online rejection-sampling fine-tuning (expert iteration):
+                 from --init, the group's conversations per problem against
+                 --user; those it marks solved fine-tune the policy on their
+                 agent tokens (user tokens masked); same budget flags as grpo
   --algo static  static context RL: from --init, single agent turns cut from
                  --logs, G candidates each; --static-reward says how one is
                  scored: outcome (default: cuts where the logging agent
@@ -154,7 +163,7 @@ resumable (run the same command again after an interruption).`,
 					return err
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(meta.Result)
-			case "grpo", "static":
+			case "grpo", "static", "rft":
 				if initDir == "" {
 					return fmt.Errorf("--algo %s needs --init, the policy to start from", algo)
 				}
@@ -186,6 +195,13 @@ resumable (run the same command again after an interruption).`,
 				if temperature >= 0 {
 					cfg.Gen.Temperature = temperature
 				}
+				if baseline != "" {
+					cfg.Baseline = baseline
+				}
+				cfg.TurnContinuations = turnCredit
+				if algo != "grpo" && (baseline != "" || turnCredit > 0) {
+					return fmt.Errorf("--baseline and --turn-credit vary GRPO's credit: --algo grpo only, not %s", algo)
+				}
 				switch lrSchedule {
 				case "", "constant":
 				case "cosine":
@@ -210,9 +226,12 @@ resumable (run the same command again after an interruption).`,
 				}
 				bar = rlBar("train-policy "+algo, cfg.Iterations)
 				var res train.RLResult
-				if algo == "grpo" {
+				switch algo {
+				case "grpo":
 					res, err = train.GRPO(cmd.Context(), policy, t, u, human, cfg, out, log)
-				} else {
+				case "rft":
+					res, err = train.RFT(cmd.Context(), policy, t, u, human, train.RFTConfig{RLConfig: cfg}, out, log)
+				default:
 					if logs == "" {
 						return fmt.Errorf("--algo static needs --logs")
 					}
@@ -228,11 +247,13 @@ resumable (run the same command again after an interruption).`,
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
-			return fmt.Errorf("unknown --algo %q (want sft, filtered-bc, static or grpo)", algo)
+			return fmt.Errorf("unknown --algo %q (want sft, filtered-bc, static, grpo or rft)", algo)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&algo, "algo", "grpo", "sft, filtered-bc, static or grpo")
+	f.StringVar(&algo, "algo", "grpo", "sft, filtered-bc, static, grpo or rft")
+	f.StringVar(&baseline, "baseline", "", "GRPO: what a conversation's reward is compared with: group (the group's mean and spread; the preset's) or greedy (the reward of one greedy conversation of the same problem)")
+	f.IntVar(&turnCredit, "turn-credit", 0, "GRPO: on-policy continuations per agent turn for turn-level advantages (0: off, one advantage per conversation); needs --loss-mean token, the preset's")
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
 	f.StringVar(&userName, "user", dialog.Naive.String(), "training user for grpo/static: naive, learned:DIR, human")
