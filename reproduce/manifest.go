@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/lm"
@@ -118,8 +120,8 @@ func (r *run) runConfig() runConfig {
 // before, it refuses to resume when a setting that decides what the
 // folder holds differs, naming the field.
 func (r *run) manifest() error {
-	var old struct {
-		Seed   uint64          `json:"seed"`
+	var old runfolder.Manifest
+	var oldConfig struct {
 		Config json.RawMessage `json:"config"`
 	}
 	err := r.f.ReadJSON("manifest.json", &old)
@@ -128,37 +130,53 @@ func (r *run) manifest() error {
 	} else if err != nil {
 		return err
 	}
+	if err := r.f.ReadJSON("manifest.json", &oldConfig); err != nil {
+		return err
+	}
 	if old.Seed != r.cfg.Seed {
 		return fmt.Errorf("reproduce: %s was started with seed %d, not %d: use another --out", r.cfg.Out, old.Seed, r.cfg.Seed)
 	}
-	if len(old.Config) == 0 || string(old.Config) == "null" {
+	if len(oldConfig.Config) == 0 || string(oldConfig.Config) == "null" {
 		return nil // a manifest with no config: nothing to compare
 	}
 	var c runConfig
-	if err := json.Unmarshal(old.Config, &c); err != nil {
+	if err := json.Unmarshal(oldConfig.Config, &c); err != nil {
 		return fmt.Errorf("reproduce: %s: manifest.json's config does not read as a run's: %w: use another --out", r.cfg.Out, err)
 	}
-	return r.resumable(c)
+	added, err := r.resumable(c)
+	if err != nil || len(added) == 0 {
+		return err
+	}
+	// The folder grows by arms: every stage it holds is one this run
+	// would make (an arm trains and is evaluated from the base alone, with
+	// its own seeds), so the grown folder is the one a run started with
+	// this command makes, and its manifest says so; the report is due
+	// again (runPlan) with the new arms' claims.
+	r.cfg.Log.Info("reproduce: extending the run folder", "out", r.cfg.Out, "adding", strings.Join(added, "; "))
+	return r.f.WriteManifest(runfolder.Manifest{Command: os.Args, Seed: r.cfg.Seed, Config: r.runConfig(),
+		Started: old.Started, Earlier: append(old.Earlier, old.Command)})
 }
 
 // resumable refuses a run folder whose manifest records settings, old,
 // that differ from this run's in what the folder holds; the refusal names
-// the field, its old and its new value.
-func (r *run) resumable(old runConfig) error {
+// the field, its old and its new value. A run may add arms the folder
+// lacks (an optimizer crossed with the partners, filtered BC) and keep
+// every one it holds: added says what it adds, nil when nothing.
+func (r *run) resumable(old runConfig) (added []string, err error) {
 	now := r.runConfig()
 	if old.Format > manifestFormat {
-		return fmt.Errorf("reproduce: %s was written by a newer calibrl (manifest format %d; this one reads up to %d): use another --out", r.cfg.Out, old.Format, manifestFormat)
+		return nil, fmt.Errorf("reproduce: %s was written by a newer calibrl (manifest format %d; this one reads up to %d): use another --out", r.cfg.Out, old.Format, manifestFormat)
 	}
 	if old.Task != now.Task || old.Preset != now.Preset {
-		return fmt.Errorf("reproduce: %s holds a %s/%s run, not %s/%s (task, preset): use another --out", r.cfg.Out, old.Task, old.Preset, now.Task, now.Preset)
+		return nil, fmt.Errorf("reproduce: %s holds a %s/%s run, not %s/%s (task, preset): use another --out", r.cfg.Out, old.Task, old.Preset, now.Task, now.Preset)
 	}
 	if old.RLSeeds == nil {
-		return fmt.Errorf("reproduce: %s was made before arms had several RL seeds (checkpoints/ARM, not checkpoints/ARM/seed-K): use another --out", r.cfg.Out)
+		return nil, fmt.Errorf("reproduce: %s was made before arms had several RL seeds (checkpoints/ARM, not checkpoints/ARM/seed-K): use another --out", r.cfg.Out)
 	}
 	if old.EvalDecodings == nil {
 		// Its eval/ holds greedy evaluations, which this version reads as
 		// sampled ones.
-		return fmt.Errorf("reproduce: %s was made before evaluations were sampled at the RL temperature (its eval/ is greedy): use another --out", r.cfg.Out)
+		return nil, fmt.Errorf("reproduce: %s was made before evaluations were sampled at the RL temperature (its eval/ is greedy): use another --out", r.cfg.Out)
 	}
 	oldSeeds := 0
 	if old.RLSeeds != nil {
@@ -169,6 +187,22 @@ func (r *run) resumable(old runConfig) error {
 	oldRecal := old.Recalibration
 	if oldRecal == nil || !r.cfg.Recalibrate {
 		oldRecal = now.Recalibration
+	}
+	// Arms a run adds: optimizers the folder lacks (when it keeps every
+	// one it holds), filtered BC.
+	oldOpts, nowOpts := cmp.Or(old.Optimizers, optGRPO.name), r.optimizersName()
+	oldSet, nowSet := strings.Split(oldOpts, ","), strings.Split(nowOpts, ",")
+	if !slices.ContainsFunc(oldSet, func(o string) bool { return !slices.Contains(nowSet, o) }) {
+		for _, o := range nowSet {
+			if !slices.Contains(oldSet, o) {
+				added = append(added, "optimizer "+o)
+			}
+		}
+		oldOpts = nowOpts
+	}
+	oldBC := old.FilteredBC != nil
+	if !oldBC && now.FilteredBC != nil {
+		added, oldBC = append(added, "filtered BC"), true
 	}
 	for _, f := range []struct {
 		field    string
@@ -184,15 +218,15 @@ func (r *run) resumable(old runConfig) error {
 		{"static_fill", old.StaticFill, r.cfg.StaticFill, "--static-fill"},
 		{"static_prompts", old.StaticPrompts, now.StaticPrompts, "--static-prompts; 0: the preset's"},
 		{"static_tokens", old.StaticTokens, now.StaticTokens, "--static-tokens; 0: a count of groups"},
-		{"optimizers", cmp.Or(old.Optimizers, optGRPO.name), r.optimizersName(), "--optimizers"},
+		{"optimizers", oldOpts, nowOpts, "--optimizers: a run folder may gain optimizers, never lose one"},
 		{"recalibration", oldRecal, now.Recalibration, "--recalibrate and its budget"},
-		{"filtered_bc", old.FilteredBC != nil, now.FilteredBC != nil, "--filtered-bc"},
+		{"filtered_bc", oldBC, now.FilteredBC != nil, "--filtered-bc: a run folder may gain it, never lose it"},
 	} {
 		if fmt.Sprint(f.old) != fmt.Sprint(f.now) {
-			return fmt.Errorf("reproduce: %s was started with %s %s, not %s (%s): use another --out", r.cfg.Out, f.field, show(f.old), show(f.now), f.flag)
+			return nil, fmt.Errorf("reproduce: %s was started with %s %s, not %s (%s): use another --out", r.cfg.Out, f.field, show(f.old), show(f.now), f.flag)
 		}
 	}
-	return nil
+	return added, nil
 }
 
 // show is a manifest value as a refusal prints it: a record's fields by

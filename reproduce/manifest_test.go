@@ -66,8 +66,6 @@ func TestOldManifestResumes(t *testing.T) {
 		{"fill", func(c *Config) { c.StaticFill = 2 }, "static_fill 0, not 2"},
 		{"prompts", func(c *Config) { c.StaticPrompts = 5 }, "static_prompts 0, not 5"},
 		{"tokens", func(c *Config) { c.StaticFill, c.StaticTokens = 2, 100 }, "static_fill 0, not 2"},
-		{"filtered BC", func(c *Config) { c.FilteredBC = true }, "filtered_bc false, not true"},
-		{"optimizers", func(c *Config) { c.Optimizers = []string{"grpo", optGRPOTurns.name} }, "optimizers grpo, not grpo,grpo-turn-credit (--optimizers)"},
 		{"task", func(c *Config) { c.Task = "docedit" }, "holds a mathchat:easy/tiny run, not docedit:easy/tiny"},
 	} {
 		r := openTiny(t, c.edit)
@@ -76,6 +74,12 @@ func TestOldManifestResumes(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "use another --out") {
 			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
 		}
+	}
+	// It may gain arms: filtered BC and another optimizer.
+	r = openTiny(t, func(c *Config) { c.FilteredBC, c.Optimizers = true, []string{"grpo", optGRPOTurns.name} })
+	writeOld(t, r, "manifest-8f05f75.json")
+	if err := r.manifest(); err != nil {
+		t.Errorf("gaining filtered BC and grpo-turn-credit: %v", err)
 	}
 }
 
@@ -116,8 +120,8 @@ func TestManifestRoundTrip(t *testing.T) {
 		{"tokens", func(c *Config) { c.StaticTokens = 50 }, "static_tokens 100, not 50"},
 		{"grid", func(c *Config) { c.TuneGrid = []float64{0, 1} }, "tune_grid [0 0.5], not [0 1]"},
 		{"filtered BC", func(c *Config) { c.FilteredBC = false }, "filtered_bc true, not false"},
-		{"optimizers", func(c *Config) { c.Optimizers = nil }, "optimizers grpo,grpo-greedy-baseline, not grpo (--optimizers)"},
-		{"other optimizers", func(c *Config) { c.Optimizers = []string{"grpo", optGRPOTurns.name} }, "optimizers grpo,grpo-greedy-baseline, not grpo,grpo-turn-credit (--optimizers)"},
+		{"optimizers", func(c *Config) { c.Optimizers = nil }, "optimizers grpo,grpo-greedy-baseline, not grpo (--optimizers: a run folder may gain optimizers, never lose one)"},
+		{"other optimizers", func(c *Config) { c.Optimizers = []string{"grpo", optGRPOTurns.name} }, "optimizers grpo,grpo-greedy-baseline, not grpo,grpo-turn-credit (--optimizers"},
 	} {
 		other := openTiny(t, func(cfg *Config) { on(cfg); c.edit(cfg) })
 		data, err := os.ReadFile(r.f.Path("manifest.json"))

@@ -146,7 +146,7 @@ func TestInterruptedRunResumesToTheSameSummary(t *testing.T) {
 // it replays, and report.html, which names the run folder and its start:
 // every other file of two runs with one seed must be equal.
 var timed = []string{"manifest.json", "metrics.jsonl", "trainer_state.json", "grpo_result.json", "static_result.json",
-	"sft_result.json", "calibrl.json", "report.html", "stages.json", "stages.md"}
+	"sft_result.json", "rft_result.json", "static_rft_result.json", "calibrl.json", "report.html", "stages.json", "stages.md"}
 
 // sameFiles checks that dirs a and b hold the same files, byte for byte,
 // but the timed ones, the stage markers and the manifests of the SFT

@@ -76,6 +76,10 @@ type Manifest struct {
 	Seed    uint64    `json:"seed"`
 	Version string    `json:"version"`
 	Started time.Time `json:"started"`
+	// Earlier are the commands of the runs a later one extended (each
+	// with what it added, e.g. reproduce's arms of another optimizer),
+	// oldest first; Command, with Config, makes the whole folder.
+	Earlier [][]string `json:"earlier_commands,omitempty"`
 }
 
 // Version is the module version and VCS revision baked into the binary, or
