@@ -126,8 +126,13 @@ func TestForSizesTheTaskFamily(t *testing.T) {
 			t.Errorf("%s: level %q, SFT %d and %d steps, %d RL iterations, %d eval episodes; want easy, 1200, 700, 16, 300",
 				name, p.Level, p.PolicySFT.Steps, p.SimSFT.Steps, p.RL.Iterations, p.EvalEpisodes)
 		}
-		if p.PolicySFT.BatchSize != quick.PolicySFT.BatchSize || p.PolicySFT.LR != quick.PolicySFT.LR || p.RL.LR != quick.RL.LR || p.RLSeeds != quick.RLSeeds {
+		if p.PolicySFT.BatchSize != quick.PolicySFT.BatchSize || p.PolicySFT.LR != quick.PolicySFT.LR || p.RLSeeds != quick.RLSeeds {
 			t.Errorf("%s: changed what docedit does not size", name)
+		}
+		// Its RL rate is the one quick had before mathchat's were chosen
+		// on validation problems, for every optimizer.
+		if p.RL.LR != 6e-5 || p.RL.RFTLR != 0 || p.RL.GreedyBaselineLR != 0 || p.RL.TurnCreditLR != 0 {
+			t.Errorf("%s: RL rates %+v, want 6e-5 for every optimizer", name, p.RL)
 		}
 		pc, sc, rc := p.PolicySFT.Config(1), p.SimSFT.Config(1), p.RLConfig(1)
 		if pc.CheckpointEvery > pc.Steps || sc.Warmup > sc.Steps/10 || rc.CheckpointEvery > rc.Iterations/3 {

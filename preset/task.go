@@ -19,6 +19,9 @@ type TaskSizing struct {
 	RLIterations int
 	// EvalEpisodes is the held-out evaluation size (Preset.EvalEpisodes).
 	EvalEpisodes int
+	// RLLR is GRPO's learning rate (Preset.RL.LR), and the other
+	// optimizers' where the preset sets none for them.
+	RLLR float64
 }
 
 // taskSizings holds, by preset and task family, the families that size
@@ -72,6 +75,7 @@ var doceditQuick = TaskSizing{
 	PolicySFTSteps: 1200, SimSFTSteps: 700,
 	RLIterations: 16,
 	EvalEpisodes: 300,
+	RLLR:         preRLSettingsLR,
 }
 
 // supportQuick runs `reproduce --task support --preset quick` at the easy
@@ -86,7 +90,14 @@ var doceditQuick = TaskSizing{
 // minutes on 2 cores, 7.5 GB peak). A base that cannot succeed gives GRPO
 // no reward to compare, so the comparison says nothing. The budgets stay
 // mathchat's quick ones.
-var supportQuick = TaskSizing{Level: "easy"}
+var supportQuick = TaskSizing{Level: "easy", RLLR: preRLSettingsLR}
+
+// preRLSettingsLR is quick's GRPO learning rate before each optimizer's
+// was chosen on mathchat's validation problems (results/
+// mathchat-quick-rlsettings/): docedit and support keep it, and train
+// every optimizer at it, until a study on their own validation problems
+// chooses theirs.
+const preRLSettingsLR = 6e-5
 
 // For is p as the task named taskName runs it ("docedit:easy": its family
 // before the first colon): p with the family's own sizing for this preset
@@ -110,6 +121,10 @@ func (p Preset) For(taskName string) Preset {
 	}
 	if s.EvalEpisodes > 0 {
 		p.EvalEpisodes = s.EvalEpisodes
+	}
+	if s.RLLR > 0 {
+		p.RL.LR = s.RLLR
+		p.RL.RFTLR, p.RL.GreedyBaselineLR, p.RL.TurnCreditLR = 0, 0, 0
 	}
 	return p
 }

@@ -46,6 +46,7 @@ func trainGRPO(ctx context.Context, r *run, a arm, k int) error {
 	}
 	cfg := r.rlConfig(k)
 	cfg.Iterations = a.budget.iterations
+	cfg.LR = a.optimizer.learningRate(r.cfg.Preset.RL)
 	if a.optimizer.rlConfig != nil {
 		a.optimizer.rlConfig(&cfg)
 	}

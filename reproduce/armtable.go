@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/train"
 )
@@ -74,6 +75,10 @@ type optimizer struct {
 	// rlConfig, when set, adjusts the RL config train reads (a GRPO
 	// variant's Baseline or TurnContinuations).
 	rlConfig func(*train.RLConfig)
+	// lr, when set, is the optimizer's learning rate in the preset's RL
+	// budget (chosen on validation problems for each); 0 or unset is
+	// GRPO's, RLBudget.LR (learningRate).
+	lr func(preset.RLBudget) float64
 	// stages are seed index k's stages of an optimizer trained in several
 	// steps in order (the recalibrated arm's rounds, its control's
 	// re-fit), each run alone after the one-stage arms.
@@ -132,14 +137,27 @@ var (
 	// or loses to the mode a deployment decodes, not for pulling the
 	// sampled policy up to its greedy level.
 	optGRPOGreedy = optimizer{name: "grpo-greedy-baseline", rl: true, train: trainGRPO,
-		rlConfig: func(c *train.RLConfig) { c.Baseline = train.BaselineGreedy }}
+		rlConfig: func(c *train.RLConfig) { c.Baseline = train.BaselineGreedy },
+		lr:       func(b preset.RLBudget) float64 { return b.GreedyBaselineLR }}
 	// GRPO with turn-level credit (train.RLConfig.TurnContinuations, whose
 	// estimator telescopes to the conversation's advantage so that the
 	// agent's decision to stop earns nothing by itself: turncredit.go on
 	// verl's RFC #7244), turnCreditContinuations continuations per state.
 	optGRPOTurns = optimizer{name: "grpo-turn-credit", rl: true, train: trainGRPO,
-		rlConfig: func(c *train.RLConfig) { c.TurnContinuations = turnCreditContinuations }}
+		rlConfig: func(c *train.RLConfig) { c.TurnContinuations = turnCreditContinuations },
+		lr:       func(b preset.RLBudget) float64 { return b.TurnCreditLR }}
 )
+
+// learningRate is o's learning rate in budget b: its own where the preset
+// sets one, else GRPO's.
+func (o optimizer) learningRate(b preset.RLBudget) float64 {
+	if o.lr != nil {
+		if lr := o.lr(b); lr > 0 {
+			return lr
+		}
+	}
+	return b.LR
+}
 
 // turnCreditContinuations is the turn-credit arm's K: each of a
 // conversation's T agent turns but the first costs K continuations, K·(T−1)

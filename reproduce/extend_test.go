@@ -18,6 +18,7 @@ func TestExtendingARunEqualsStartingWithTheArms(t *testing.T) {
 		cfg := tinyConfig(t)
 		cfg.Out, cfg.Optimizers, cfg.FilteredBC = out, opts, bc
 		cfg.Preset.RLSeeds = 1
+		cfg.Preset.RL.RFTLR = 2e-4 // rft's own rate (GRPO's is tiny's 1e-4)
 		return cfg
 	}
 	grown, fresh := t.TempDir(), t.TempDir()
@@ -44,8 +45,22 @@ func TestExtendingARunEqualsStartingWithTheArms(t *testing.T) {
 	if err := f.ReadJSON("manifest.json", &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Config.Optimizers != "grpo,rft" || m.Config.FilteredBC == nil || len(m.Earlier) != 1 {
-		t.Errorf("the grown manifest: optimizers %q, filtered BC %v, %d earlier commands; want grpo,rft, set, 1", m.Config.Optimizers, m.Config.FilteredBC != nil, len(m.Earlier))
+	if m.Config.Optimizers != "grpo,rft" || m.Config.FilteredBC == nil || len(m.Earlier) != 1 || m.Config.OptimizerLRs["rft"] != 2e-4 {
+		t.Errorf("the grown manifest: optimizers %q (rates %v), filtered BC %v, %d earlier commands; want grpo,rft (rft 2e-4), set, 1", m.Config.Optimizers, m.Config.OptimizerLRs, m.Config.FilteredBC != nil, len(m.Earlier))
+	}
+	// Each arm trained at its optimizer's rate.
+	for arm, want := range map[string]float64{"calibrated-interactive": 1e-4, "calibrated-rft": 2e-4, ArmStatic + "-rft": 2e-4} {
+		var st struct {
+			Settings struct {
+				LR float64 `json:"lr"`
+			} `json:"settings"`
+		}
+		if err := (&runfolder.Folder{Dir: f.Path("checkpoints/" + arm + "/seed-0/last")}).ReadJSON("trainer_state.json", &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Settings.LR != want {
+			t.Errorf("%s trained at %g, want %g", arm, st.Settings.LR, want)
+		}
 	}
 	for _, c := range []struct {
 		opts []string
@@ -54,8 +69,13 @@ func TestExtendingARunEqualsStartingWithTheArms(t *testing.T) {
 	}{
 		{nil, true, "optimizers grpo,rft, not grpo (--optimizers: a run folder may gain optimizers, never lose one)"},
 		{all, false, "filtered_bc true, not false"},
+		{all, true, "optimizer_lrs rft=0.0002, not rft=0.0003"},
 	} {
-		if _, err := Run(context.Background(), small(grown, c.opts, c.bc)); err == nil || !strings.Contains(err.Error(), c.want) {
+		cfg := small(grown, c.opts, c.bc)
+		if strings.HasPrefix(c.want, "optimizer_lrs") {
+			cfg.Preset.RL.RFTLR = 3e-4
+		}
+		if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("optimizers %v, filtered BC %v: %v, want a refusal naming %q", c.opts, c.bc, err, c.want)
 		}
 	}

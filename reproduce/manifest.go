@@ -61,6 +61,10 @@ type runConfig struct {
 	// separated in crossings' order (optimizersName), "" for GRPO alone,
 	// as folders from before the field hold.
 	Optimizers string `json:"optimizers,omitempty"`
+	// OptimizerLRs are the learning rates of the optimizers but GRPO
+	// (whose is RL's), by name; nil in a folder from before them, whose
+	// optimizers trained at GRPO's.
+	OptimizerLRs map[string]float64 `json:"optimizer_lrs,omitempty"`
 	// Recalibration is nil in a run without the recalibrated arm, and in
 	// a folder from before this record (its rounds were the preset's).
 	Recalibration *recalibrationRecord `json:"recalibration,omitempty"`
@@ -102,6 +106,10 @@ func (r *run) runConfig() runConfig {
 	}
 	if name := r.optimizersName(); name != optGRPO.name {
 		c.Optimizers = name
+		c.OptimizerLRs = map[string]float64{}
+		for _, o := range r.crossings()[1:] {
+			c.OptimizerLRs[o.name] = o.interactive.learningRate(p.RL)
+		}
 	}
 	if r.cfg.Recalibrate {
 		c.Recalibration = recalibrationOf(p.Recalibration)
@@ -212,6 +220,8 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"rl_seeds", oldSeeds, *now.RLSeeds, "--rl-seeds"},
 		{"eval_slice", cmp.Or(old.EvalSlice, eval.TestSlice.Name), r.slice().Name, "--eval-slice"},
 		{"rl.Iterations", old.RL.Iterations, now.RL.Iterations, "--rl-iterations"},
+		{"rl.LR", old.RL.LR, now.RL.LR, "the preset's RL learning rate, which another calibrl version may set otherwise"},
+		{"optimizer_lrs", heldLRs(old, now), heldLRs(now, old), "the preset's learning rates of the other optimizers"},
 		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
 		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},
 		{"static_reward", cmp.Or(old.StaticReward, train.StaticOutcome), r.staticRewardsName(), "--static-reward"},
@@ -227,6 +237,25 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		}
 	}
 	return added, nil
+}
+
+// heldLRs is c's learning rate of each optimizer but GRPO that other
+// holds too, as "name=lr" in c's order: an optimizer a run adds has no old
+// rate to differ from, and one a folder from before the record trained at
+// GRPO's.
+func heldLRs(c, other runConfig) string {
+	var out []string
+	for _, o := range strings.Split(c.Optimizers, ",") {
+		if o == "" || o == optGRPO.name || !slices.Contains(strings.Split(other.Optimizers, ","), o) {
+			continue
+		}
+		lr, ok := c.OptimizerLRs[o]
+		if !ok {
+			lr = c.RL.LR
+		}
+		out = append(out, fmt.Sprintf("%s=%g", o, lr))
+	}
+	return strings.Join(out, ",")
 }
 
 // show is a manifest value as a refusal prints it: a record's fields by

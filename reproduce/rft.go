@@ -12,6 +12,7 @@ import (
 	"context"
 
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/train"
 )
@@ -22,9 +23,11 @@ import (
 // train.MetricRFTKeptProblems, and their agent tokens as
 // train.MetricGradTokens) for the curves and diagnostics.
 var (
-	optRFT       = optimizer{name: "rft", rl: true, train: trainRFT}
-	optStaticRFT = optimizer{name: "static-rft", rl: true, train: trainRFT}
+	optRFT       = optimizer{name: "rft", rl: true, train: trainRFT, lr: rftLR}
+	optStaticRFT = optimizer{name: "static-rft", rl: true, train: trainRFT, lr: rftLR}
 )
+
+func rftLR(b preset.RLBudget) float64 { return b.RFTLR }
 
 // trainRFT trains arm a's seed index k by rejection-sampling fine-tuning
 // from the base with the RL config GRPO trains with (the same budget, the
@@ -40,6 +43,7 @@ func trainRFT(ctx context.Context, r *run, a arm, k int) error {
 	}
 	cfg := train.RFTConfig{RLConfig: r.rlConfig(k)}
 	cfg.Iterations = a.budget.iterations
+	cfg.LR = a.optimizer.learningRate(r.cfg.Preset.RL)
 	out, log := r.armCkpt(a.name, k), r.metricsLog(seedName(a.name, k))
 	var res train.RLResult
 	if a.partner.staticReward == "" {
