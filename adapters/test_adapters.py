@@ -420,9 +420,11 @@ def serve_policy(policy):
     return serve_chat(lambda req: policy(req["messages"]))
 
 
-def serve_chat(reply):
+def serve_chat(reply, broken_off_ok=False):
     """An OpenAI-compatible /v1/chat/completions on a free local port whose
-    answer's content is reply(request); the caller shuts it down."""
+    answer's content is reply(request); the caller shuts it down. With
+    broken_off_ok, a request that breaks off (its client, a replica, was
+    killed mid-call) prints no traceback."""
     import http.server
     import threading
 
@@ -442,7 +444,16 @@ def serve_chat(reply):
         def log_message(self, *args):
             pass
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(http.server.ThreadingHTTPServer):
+        # Every concurrent rollout's request at once (test_replicas.py: 16
+        # per replica): a full backlog drops a SYN, retried a second later.
+        request_queue_size = 256
+
+        def handle_error(self, request, client_address):
+            if not broken_off_ok:
+                super().handle_error(request, client_address)
+
+    srv = Server(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     return srv
 

@@ -25,11 +25,9 @@ import argparse
 import asyncio
 import concurrent.futures
 import hashlib
-import http.server
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,47 +35,23 @@ import threading
 import time
 import urllib.request
 
+from test_adapters import free_port, serve_chat
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def sim_endpoint():
     """calibrl-sim: replies by the request's seed and conversation, in the
     simulator's format; ends when the agent states an answer."""
 
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            msgs = req["messages"]
-            last = msgs[-1]["content"] if msgs else ""
-            h = hashlib.sha256(json.dumps([req.get("seed"), msgs]).encode()).hexdigest()[:6]
-            out = {"message": f"The first number is {int(h, 16) % 9 + 1}.", "end": "The answer is" in last, "satisfied": False}
-            body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": req["model"],
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": json.dumps(out)}, "finish_reason": "stop"}]}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def reply(req):
+        msgs = req["messages"]
+        last = msgs[-1]["content"] if msgs else ""
+        h = hashlib.sha256(json.dumps([req.get("seed"), msgs]).encode()).hexdigest()[:6]
+        return json.dumps({"message": f"The first number is {int(h, 16) % 9 + 1}.", "end": "The answer is" in last, "satisfied": False})
 
-        def log_message(self, *args):
-            pass
-
-    class Server(http.server.ThreadingHTTPServer):
-        request_queue_size = 256  # every replica's requests at once: no SYN dropped and retried a second later
-        daemon_threads = True
-
-        def handle_error(self, request, client_address):
-            pass  # the killed replica's requests break off: expected
-
-    srv = Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
+    # The killed replica's requests break off: expected.
+    return serve_chat(reply, broken_off_ok=True)
 
 
 class Replicas:
@@ -226,15 +200,40 @@ def run_trl(ct, calibrl_trl, urls, user, rows, logs, kill, alternate):
     return results
 
 
+def play_concurrently(n, episode, kill):
+    """Plays episodes 0..n-1 on one event loop, 16 at a time: episode(i)
+    is a coroutine that returns the episode's reward; one that raises is a
+    lost episode, kept as its error's text. Once a third of them have
+    finished, kill() (off the loop) stops the second replica. Returns the
+    rewards in episode order."""
+    done = [0]
+
+    async def one(i, sem):
+        async with sem:
+            try:
+                r = await episode(i)
+            except Exception as e:  # noqa: BLE001 -- a lost episode
+                r = f"{type(e).__name__}: {e}"
+        done[0] += 1
+        if done[0] == n // 3:
+            await asyncio.to_thread(kill)
+        return r
+
+    async def all_():
+        sem = asyncio.Semaphore(16)
+        return await asyncio.gather(*[one(i, sem) for i in range(n)])
+
+    return asyncio.run(all_())
+
+
 def run_openrlhf(co, adapters, urls, user, rows, logs, kill):
     os.environ.update(CALIBRL_URL=",".join(urls), CALIBRL_USER=user)
     module = co.load_agent_module(os.path.join(adapters, "calibrl_openrlhf.py"))
     executor = co.load_agent_executor(module)
     timed = Timed(module._client)
     tok = co.ChatMLTokenizer()
-    done = [0]
 
-    async def one(i, sem):
+    async def episode(i):
         turns = logged_model(logs[i])
         prompt, label = co.preprocess_data(rows[i], "prompt", "label", tok)
         k = [0]
@@ -243,23 +242,11 @@ def run_openrlhf(co, adapters, urls, user, rows, logs, kill):
             k[0] += 1
             return turns[k[0] - 1] + "<|im_end|>" if k[0] <= len(turns) else ""
 
-        async with sem:
-            try:
-                out = await executor.execute(prompt=prompt, label=label, sampling_params=co.SamplingParams(), max_length=1 << 20,
-                                             hf_tokenizer=tok, llm_engine=co.Engine(model, tok), images=None)
-                r = co.experience_info(out)["reward"].item()
-            except Exception as e:  # noqa: BLE001 -- a lost episode
-                r = f"{type(e).__name__}: {e}"
-        done[0] += 1
-        if done[0] == len(rows) // 3:
-            await asyncio.to_thread(kill)
-        return r
+        out = await executor.execute(prompt=prompt, label=label, sampling_params=co.SamplingParams(), max_length=1 << 20,
+                                     hf_tokenizer=tok, llm_engine=co.Engine(model, tok), images=None)
+        return co.experience_info(out)["reward"].item()
 
-    async def all_():
-        sem = asyncio.Semaphore(16)
-        return await asyncio.gather(*[one(i, sem) for i in range(len(rows))])
-
-    rewards = asyncio.run(all_())
+    rewards = play_concurrently(len(rows), episode, kill)
     return [(r, getattr(module._client, "retries", 0), timed) for r in rewards]
 
 
@@ -270,10 +257,9 @@ def run_verl(cv, adapters, urls, user, rows, logs, kill):
                                          "config": {"base_url": ",".join(urls), "user": user}}])
     client = inter["calibrl"].client
     timed = Timed(client)
-    done = [0]
     fn = cv.custom_reward_fn(os.path.join(adapters, "calibrl_verl_reward.py"), "compute_score")
 
-    async def one(i, sem):
+    async def episode(i):
         turns = logged_model(logs[i])
         k = [0]
 
@@ -281,23 +267,11 @@ def run_verl(cv, adapters, urls, user, rows, logs, kill):
             k[0] += 1
             return turns[k[0] - 1] if k[0] <= len(turns) else ""
 
-        async with sem:
-            try:
-                mt = rows[i]["extra_info"]["interaction_kwargs"].get("max_turns") or 10
-                messages, scores, _, num_turns = await cv.run_tool_agent_loop(inter, rows[i], model, max_assistant_turns=mt + 1)
-                r = cv.reward_loop_score(rows[i], scores, num_turns, fn, messages[-1]["content"])
-            except Exception as e:  # noqa: BLE001 -- a lost episode
-                r = f"{type(e).__name__}: {e}"
-        done[0] += 1
-        if done[0] == len(rows) // 3:
-            await asyncio.to_thread(kill)
-        return r
+        mt = rows[i]["extra_info"]["interaction_kwargs"].get("max_turns") or 10
+        messages, scores, _, num_turns = await cv.run_tool_agent_loop(inter, rows[i], model, max_assistant_turns=mt + 1)
+        return cv.reward_loop_score(rows[i], scores, num_turns, fn, messages[-1]["content"])
 
-    async def all_():
-        sem = asyncio.Semaphore(16)
-        return await asyncio.gather(*[one(i, sem) for i in range(len(rows))])
-
-    return [(r, getattr(client, "retries", 0), timed) for r in asyncio.run(all_())]
+    return [(r, getattr(client, "retries", 0), timed) for r in play_concurrently(len(rows), episode, kill)]
 
 
 def main():

@@ -3,6 +3,7 @@ package runreport
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -86,29 +87,44 @@ func tickLabel(v, step float64) string {
 	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
-// Chart geometry in SVG user units: the plot area of a line chart.
+// Chart geometry in SVG user units: a line chart's width, the margins of
+// its plot area (the left one holds the tick labels and the rotated y
+// label) and the plot area's height. The title's lines above the plot
+// and the legend's rows below it add to the height.
 const (
-	chartW, chartH = 320, 190
-	padL, padR     = 52, 12
-	padT, padB     = 12, 30
+	chartW, plotH = 320, 148
+	padL, padR    = 64, 12
+	// yLabelX is the x of the rotated y label's baseline.
+	yLabelX = 14
 )
 
 // LineChart is one small multiple: lines over a shared x, on axes fitted
-// to the data.
+// to the data, with its title, axis labels and a legend naming each line.
 type LineChart struct {
 	// Class is the SVG's class: "chart" for the training curves, "chart
 	// fidelity" for the fidelity section's.
-	Class  string
-	Title  string
-	XLabel string
-	W, H   int
+	Class string
+	// Title is the chart's whole title (its accessible name); Titles are
+	// its visible lines.
+	Title          string
+	Titles         []TextLine
+	XLabel, YLabel string
+	W, H           int
 	// The plot area's corners.
 	X0, X1, Y0, Y1 float64
 	X, Y           Axis
 	Series         []Series
+	Legend         []LegendEntry
 	// DataMin and DataMax are the extremes of the plotted y values.
 	DataMin, DataMax float64
 }
+
+// MidX and MidY are the plot area's centre: where the axis labels sit.
+func (c *LineChart) MidX() float64 { return (c.X0 + c.X1) / 2 }
+func (c *LineChart) MidY() float64 { return (c.Y0 + c.Y1) / 2 }
+
+// TitleX centres the title's lines on the chart.
+func (c *LineChart) TitleX() float64 { return float64(c.W) / 2 }
 
 // Series is one line of a chart.
 type Series struct {
@@ -121,10 +137,12 @@ type Series struct {
 	Dots   []Dot
 }
 
-// Dot is one marked reading.
+// Dot is one marked reading; Color is set where the dot's colour is its
+// own (a spread chart's seed), not its line's.
 type Dot struct {
 	X, Y  float64
 	Label string
+	Color string
 }
 
 // Line is the data of one series.
@@ -143,9 +161,9 @@ func color(k int) string { return palette[k%len(palette)] }
 
 // newLineChart lays out lines on axes fitted to their data, or to yRange
 // when it is given (a range shared by the small multiples of one metric,
-// itself fitted to all of their data). It returns nil when no line has a
-// point.
-func newLineChart(title, xLabel string, lines []Line, yRange *[2]float64) *LineChart {
+// itself fitted to all of their data), under title and with a legend entry
+// per line that has a point. It returns nil when no line has a point.
+func newLineChart(title, xLabel, yLabel string, lines []Line, yRange *[2]float64) *LineChart {
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, l := range lines {
 		for i := range l.X {
@@ -156,8 +174,12 @@ func newLineChart(title, xLabel string, lines []Line, yRange *[2]float64) *LineC
 	if math.IsInf(xlo, 1) {
 		return nil
 	}
-	c := &LineChart{Class: "chart", Title: title, XLabel: xLabel, W: chartW, H: chartH,
-		X0: padL, X1: chartW - padR, Y0: chartH - padB, Y1: padT, DataMin: ylo, DataMax: yhi}
+	c := &LineChart{Class: "chart", Title: title, XLabel: xLabel, YLabel: yLabel, W: chartW,
+		X0: padL, X1: chartW - padR, DataMin: ylo, DataMax: yhi}
+	var top float64
+	c.Titles, top = titleLines(title, chartW-8)
+	c.Y1 = top + 8
+	c.Y0 = c.Y1 + plotH
 	fy0, fy1 := ylo, yhi
 	if yRange != nil {
 		fy0, fy1 = yRange[0], yRange[1]
@@ -189,9 +211,16 @@ func newLineChart(title, xLabel string, lines []Line, yRange *[2]float64) *LineC
 		}
 		s.Points = strings.Join(pts, " ")
 		c.Series = append(c.Series, s)
+		c.Legend = append(c.Legend, LegendEntry{Name: l.Name, Color: l.Color, Dashed: l.Dashed, Mark: "line"})
 	}
+	// Below the plot: the x ticks' labels, the x label, then the legend.
+	last := layoutLegend(c.Legend, 8, chartW-padR, c.Y0+46)
+	c.H = int(math.Ceil(last)) + 8
 	return c
 }
+
+// XLabelY is the baseline of the x label, under the ticks' labels.
+func (c *LineChart) XLabelY() float64 { return c.Y0 + 28 }
 
 func (c *LineChart) px(v float64) float64 {
 	return c.X0 + (v-c.X.Min)/(c.X.Max-c.X.Min)*(c.X1-c.X0)
@@ -202,15 +231,27 @@ func (c *LineChart) py(v float64) float64 {
 }
 
 // SpreadChart shows each arm's mean with its 95% interval and each RL
-// seed's figure as a dot, on one x axis fitted to all of them.
+// seed's figure as a dot, on one x axis fitted to all of them, under its
+// title, with the arms down the y axis and a legend for the bar and each
+// seed's colour.
 type SpreadChart struct {
-	W, H   int
-	X0, X1 float64
-	X      Axis
-	Rows   []SpreadRow
-	// Bottom is the y of the x axis.
-	Bottom float64
+	Title          string
+	Titles         []TextLine
+	XLabel, YLabel string
+	W, H           int
+	X0, X1         float64
+	X              Axis
+	Rows           []SpreadRow
+	Legend         []LegendEntry
+	// Top and Bottom are the y of the first row's top and of the x axis.
+	Top, Bottom float64
 }
+
+// MidX and MidY are the plotted area's centre, where the axis labels sit;
+// XLabelY is the x label's baseline, under the ticks' labels.
+func (c *SpreadChart) MidX() float64    { return (c.X0 + c.X1) / 2 }
+func (c *SpreadChart) MidY() float64    { return (c.Top + c.Bottom) / 2 }
+func (c *SpreadChart) XLabelY() float64 { return c.Bottom + 32 }
 
 // SpreadRow is one arm's line of a spread chart.
 type SpreadRow struct {
@@ -222,9 +263,11 @@ type SpreadRow struct {
 	Seeds     []Dot
 }
 
-// newSpreadChart lays out the rows of set s; nil when no row has a figure.
-func newSpreadChart(s Set) *SpreadChart {
-	const rowH, left, right, top = 28, 170, 20, 10
+// newSpreadChart lays out the rows of set s, whose figure is measure; nil
+// when no row has a figure. Seed k's dots have the colour of seed k's
+// training curves.
+func newSpreadChart(s Set, measure string) *SpreadChart {
+	const rowH, left, right, width = 28, 190, 20, 900
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, r := range s.Rows {
 		if v := r.Value(); !math.IsNaN(v) {
@@ -240,26 +283,43 @@ func newSpreadChart(s Set) *SpreadChart {
 		return nil
 	}
 	min, max, step := fitAxis(lo, hi, 6)
-	c := &SpreadChart{W: 900, X0: left, X1: 900 - right, X: Axis{Min: min, Max: max}}
-	c.H = top + rowH*len(s.Rows) + 52 // the ticks, then the axis label
-	c.Bottom = float64(top + rowH*len(s.Rows))
+	c := &SpreadChart{Title: "Per-seed spread of the arms' held-out " + measure, XLabel: "held-out " + measure, YLabel: "arm",
+		W: width, X0: left, X1: width - right, X: Axis{Min: min, Max: max}}
+	var top float64
+	c.Titles, top = titleLines(c.Title, width-16)
+	c.Top = top + 8
+	c.Bottom = c.Top + float64(rowH*len(s.Rows))
 	px := func(v float64) float64 { return c.X0 + (v-min)/(max-min)*(c.X1-c.X0) }
 	for v := min; v <= max+step*1e-6; v += step {
 		c.X.Ticks = append(c.X.Ticks, Tick{Pos: px(v), Label: tickLabel(v, step)})
 	}
+	var seeds []int
 	for i, r := range s.Rows {
 		v := r.Value()
 		if math.IsNaN(v) {
 			continue
 		}
-		row := SpreadRow{Arm: r.Arm, Y: float64(top + rowH*i + rowH/2), Mean: px(v), Lo: px(r.CI95[0]), Hi: px(r.CI95[1]),
+		row := SpreadRow{Arm: r.Arm, Y: c.Top + float64(rowH*i+rowH/2), Mean: px(v), Lo: px(r.CI95[0]), Hi: px(r.CI95[1]),
 			MeanLabel: fmt.Sprintf("%s: %.3f [%.3f, %.3f]", r.Arm, v, r.CI95[0], r.CI95[1])}
 		for _, sd := range r.Seeds {
 			if sv := sd.Value(); !math.IsNaN(sv) {
-				row.Seeds = append(row.Seeds, Dot{X: px(sv), Y: row.Y, Label: fmt.Sprintf("%s seed %d: %.3f", r.Arm, sd.Seed, sv)})
+				row.Seeds = append(row.Seeds, Dot{X: px(sv), Y: row.Y, Color: color(sd.Seed), Label: fmt.Sprintf("%s seed %d: %.3f", r.Arm, sd.Seed, sv)})
+				if !slices.Contains(seeds, sd.Seed) {
+					seeds = append(seeds, sd.Seed)
+				}
 			}
 		}
 		c.Rows = append(c.Rows, row)
 	}
+	c.Legend = []LegendEntry{{Name: "mean over RL seeds (the base: its one model), line: 95% interval", Color: meanColor, Mark: "bar"}}
+	slices.Sort(seeds)
+	for _, k := range seeds {
+		c.Legend = append(c.Legend, LegendEntry{Name: fmt.Sprintf("seed %d", k), Color: color(k), Mark: "circle"})
+	}
+	last := layoutLegend(c.Legend, c.X0, c.X1, c.Bottom+50)
+	c.H = int(math.Ceil(last)) + 10
 	return c
 }
+
+// meanColor draws a spread chart's means and intervals.
+const meanColor = "#1d2330"

@@ -8,9 +8,10 @@ import (
 	"strings"
 )
 
-// Metric is one training curve's metrics.jsonl key and its column title.
+// Metric is one training curve's metrics.jsonl key, its column title and
+// its charts' y label.
 type Metric struct {
-	Key, Title string
+	Key, Title, YLabel string
 }
 
 // Metrics are the training curves, one column of small multiples each:
@@ -18,10 +19,10 @@ type Metric struct {
 // the human proxy (every MonitorEvery iterations), the training batch's
 // mean reward and the k3 KL to the base policy (every iteration).
 var Metrics = []Metric{
-	{"monitor/train_user_reward", "monitor: training-user reward"},
-	{"monitor/human_reward", "monitor: human-proxy reward"},
-	{"rollout/reward_mean", "batch reward"},
-	{"loss/kl", "KL to the base policy"},
+	{"monitor/train_user_reward", "monitor: training-user reward", "training-user reward"},
+	{"monitor/human_reward", "monitor: human-proxy reward", "human-proxy reward"},
+	{"rollout/reward_mean", "batch reward", "mean batch reward"},
+	{"loss/kl", "KL to the base policy", "KL (k3 estimate)"},
 }
 
 // CurveRow is one RL arm's small multiples, one chart per Metrics entry
@@ -111,7 +112,7 @@ func curveRows(recs []map[string]any, order []string) []CurveRow {
 			for i, c := range curves {
 				lines[i] = Line{Name: fmt.Sprintf("seed %d", c.seed), X: c.x, Y: c.y, Color: color(c.seed)}
 			}
-			row.Charts = append(row.Charts, newLineChart(arm+": "+m.Title, "iteration", lines, ranges[m.Key]))
+			row.Charts = append(row.Charts, newLineChart(arm+": "+m.Title, "iteration", m.YLabel, lines, ranges[m.Key]))
 		}
 		rows = append(rows, row)
 	}

@@ -60,7 +60,7 @@ func gapChart(gaps []SimToReal) *LineChart {
 		}
 		lines = append(lines, l)
 	}
-	c := newLineChart("δ_t between the simulator and the human proxy under each policy", "user turn", lines, nil)
+	c := newLineChart("δ_t between the simulator and the human proxy under each policy", "user turn", "δ_t (act distance)", lines, nil)
 	if c != nil {
 		c.Class = "chart fidelity"
 	}
@@ -182,7 +182,7 @@ func deltaChart(reps []fidelity.Report) *LineChart {
 		}
 		lines = append(lines, l)
 	}
-	c := newLineChart("δ_t: act distance to the human proxy by user turn", "user turn", lines, nil)
+	c := newLineChart("δ_t: act distance to the human proxy by user turn", "user turn", "δ_t (act distance)", lines, nil)
 	if c != nil {
 		c.Class = "chart fidelity"
 	}

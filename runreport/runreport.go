@@ -49,10 +49,6 @@ type Report struct {
 	Gaps        []SimToReal
 	GapDelta    *LineChart
 	Transcripts []TranscriptSet
-	// Palette colours RL seed k (and simulator k); MaxSeed is how many
-	// RL seeds the arms have, for the curves' legend.
-	Palette []string
-	MaxSeed int
 }
 
 // SetView is one evaluation set laid out for the page.
@@ -97,7 +93,7 @@ func Load(dir string) (*Report, error) {
 		}
 		sets = append(sets, set)
 	}
-	rep := &Report{Dir: dir, Metrics: Metrics, Palette: palette}
+	rep := &Report{Dir: dir, Metrics: Metrics}
 	primary := sets[0].Decoding()
 	if rep.manifest(dir) && primary == "" {
 		primary = "greedy"
@@ -108,9 +104,7 @@ func Load(dir string) (*Report, error) {
 		arms = append(arms, row.Arm)
 	}
 	for _, s := range sets {
-		v := view(s)
-		rep.MaxSeed = max(rep.MaxSeed, v.MaxSeeds)
-		rep.Sets = append(rep.Sets, v)
+		rep.Sets = append(rep.Sets, view(s))
 	}
 	recs, err := (&runfolder.Folder{Dir: dir}).ReadMetrics()
 	if err != nil {
@@ -208,7 +202,7 @@ func view(s Set) SetView {
 			v.Verdict = append(v.Verdict, vr)
 		}
 	}
-	v.Spread = newSpreadChart(s)
+	v.Spread = newSpreadChart(s, v.Measure)
 	return v
 }
 
@@ -279,10 +273,11 @@ var page = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap
 		}
 		return strings.Join(parts, ", ")
 	},
-	"ratePct": func(v float64) string { return fmtNum(100*v, "%.0f%%") },
-	"half":    func(v float64) float64 { return v / 2 },
-	"add":     func(a, b float64) float64 { return a + b },
-	"color":   color,
+	"ratePct":   func(v float64) string { return fmtNum(100*v, "%.0f%%") },
+	"half":      func(v float64) float64 { return v / 2 },
+	"add":       func(a, b float64) float64 { return a + b },
+	"yLabelX":   func() float64 { return yLabelX },
+	"meanColor": func() string { return meanColor },
 }).ParseFS(templates, "report.html.tmpl"))
 
 // fmtNum formats v, or a dash for a missing (NaN) figure.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -303,18 +304,193 @@ func mathAbs(x float64) float64 {
 	return x
 }
 
-// The per-seed spread chart labels its x axis with the measure it plots,
-// in the SVG and in its accessible name (8f05f75's had neither).
-func TestSpreadChartLabelsItsAxis(t *testing.T) {
-	page := render(t, tinyRun(t, false))
-	charts := strings.Count(page, `<svg class="spread"`)
-	if charts == 0 {
-		t.Fatal("no spread chart")
+// svgChart is what a chart's SVG shows a reader: its visible title, axis
+// labels and legend, and the series it draws.
+type svgChart struct {
+	class, title, xLabel, yLabel string
+	// legend maps each entry's name to the colours of its sample.
+	legend map[string][]string
+	// lines are the polylines' names and colours; marks the colours of
+	// every other data mark (dots, bars).
+	lines      map[string]string
+	markColors []string
+}
+
+var (
+	svgRE       = regexp.MustCompile(`(?s)<svg class="([^"]*)".*?</svg>`)
+	titleRE     = regexp.MustCompile(`(?s)<text class="chart-title"[^>]*>(.*?)</text>`)
+	xLabelRE    = regexp.MustCompile(`<text class="axis-label x"[^>]*>([^<]*)</text>`)
+	yLabelRE    = regexp.MustCompile(`<text class="axis-label y"[^>]*>([^<]*)</text>`)
+	entryRE     = regexp.MustCompile(`(?s)<g class="legend-entry">(.*?)</g>`)
+	entryTextRE = regexp.MustCompile(`<text[^>]*>([^<]*)</text>`)
+	colorRE     = regexp.MustCompile(`(?:stroke|fill)="(#[0-9a-f]{6})"`)
+	polylineRE  = regexp.MustCompile(`<polyline[^>]* stroke="([^"]*)"[^>]*><title>([^<]*)</title>`)
+	markRE      = regexp.MustCompile(`<(?:circle|rect)[^>]*>`)
+	tagRE       = regexp.MustCompile(`<[^>]*>`)
+)
+
+// svgCharts reads every chart of page.
+func svgCharts(t *testing.T, page string) []svgChart {
+	t.Helper()
+	var out []svgChart
+	for _, m := range svgRE.FindAllStringSubmatch(page, -1) {
+		svg := m[0]
+		c := svgChart{class: m[1], legend: map[string][]string{}, lines: map[string]string{}}
+		if t := titleRE.FindStringSubmatch(svg); t != nil {
+			c.title = strings.TrimSpace(tagRE.ReplaceAllString(t[1], " "))
+		}
+		if x := xLabelRE.FindStringSubmatch(svg); x != nil {
+			c.xLabel = strings.TrimSpace(x[1])
+		}
+		if y := yLabelRE.FindStringSubmatch(svg); y != nil {
+			c.yLabel = strings.TrimSpace(y[1])
+		}
+		data := svg
+		if i := strings.Index(svg, `<g class="legend">`); i >= 0 {
+			data = svg[:i]
+			for _, e := range entryRE.FindAllStringSubmatch(svg[i:], -1) {
+				name := entryTextRE.FindStringSubmatch(e[1])
+				if name == nil {
+					t.Errorf("%s: a legend entry without a name: %s", c.title, e[0])
+					continue
+				}
+				for _, col := range colorRE.FindAllStringSubmatch(e[1], -1) {
+					c.legend[name[1]] = append(c.legend[name[1]], col[1])
+				}
+			}
+		}
+		for _, l := range polylineRE.FindAllStringSubmatch(data, -1) {
+			c.lines[l[2]] = l[1]
+		}
+		for _, mark := range markRE.FindAllString(data, -1) {
+			if col := colorRE.FindStringSubmatch(mark); col != nil {
+				c.markColors = append(c.markColors, col[1])
+			}
+		}
+		out = append(out, c)
 	}
-	if n := strings.Count(page, `<text class="axis-label" x="170" y="`); n != charts {
-		t.Errorf("%d axis labels for %d spread charts", n, charts)
+	return out
+}
+
+// Every chart of the page, of every kind, shows a title, both axis labels
+// and a legend entry per series, in its own SVG (issue 45: 8f05f75's
+// fidelity chart had none of them, its spread chart no x label).
+func TestEveryChartIsLabelled(t *testing.T) {
+	page := render(t, tinyRun(t, true))
+	charts := svgCharts(t, page)
+	// kind: the SVG's class and a word of its title; want: its legend.
+	want := []struct {
+		kind, titleHas string
+		n              int
+		legend         []string
+	}{
+		{"chart", "batch reward", 1, []string{"seed 0", "seed 1"}},
+		{"chart", "KL to the base policy", 1, []string{"seed 0", "seed 1"}},
+		{"chart fidelity", "act distance to the human proxy", 1, []string{"learned:checkpoints/sim"}},
+		{"chart fidelity", "under each policy", 1, []string{"base seed 0", "calibrated-interactive seed 0"}},
+		{"spread", "held-out success", 2, []string{"mean over RL seeds (the base: its one model), line: 95% interval", "seed 0", "seed 1"}},
 	}
-	if !strings.Contains(page, `>x: held-out success (bar: mean over RL seeds`) || !strings.Contains(page, `aria-label="Per-seed spread: each arm's held-out success`) {
-		t.Errorf("the spread chart's axis label or accessible name lacks the measure:\n%s", page[strings.Index(page, `<svg class="spread"`):][:600])
+	for _, w := range want {
+		n := 0
+		for _, c := range charts {
+			if c.class != w.kind || !strings.Contains(c.title, w.titleHas) {
+				continue
+			}
+			n++
+			var names []string
+			for name := range c.legend {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, w.legend) {
+				t.Errorf("%s chart %q: legend %q, want %q", w.kind, c.title, names, w.legend)
+			}
+		}
+		if n != w.n {
+			t.Errorf("%d %s charts titled …%s…, want %d", n, w.kind, w.titleHas, w.n)
+		}
+	}
+	if len(charts) != len(Metrics)+4 {
+		t.Errorf("%d charts, want %d: a curve per metric, two fidelity charts, two spread charts", len(charts), len(Metrics)+4)
+	}
+	for _, c := range charts {
+		if c.title == "" || c.xLabel == "" || c.yLabel == "" {
+			t.Errorf("%s chart %q: x label %q, y label %q: want a visible title and both axis labels", c.class, c.title, c.xLabel, c.yLabel)
+		}
+		if len(c.legend) == 0 {
+			t.Errorf("%s chart %q has no legend", c.class, c.title)
+		}
+		if strings.HasPrefix(c.class, "chart") && len(c.legend) != len(c.lines) {
+			t.Errorf("%s chart %q: %d legend entries for %d lines", c.class, c.title, len(c.legend), len(c.lines))
+		}
+		for name, col := range c.lines {
+			if !slices.Contains(c.legend[name], col) {
+				t.Errorf("%s chart %q: line %q (%s) has no legend entry of its colour: %v", c.class, c.title, name, col, c.legend)
+			}
+		}
+		for _, col := range c.markColors {
+			found := false
+			for _, cols := range c.legend {
+				found = found || slices.Contains(cols, col)
+			}
+			if !found {
+				t.Errorf("%s chart %q: a mark coloured %s that no legend entry names", c.class, c.title, col)
+			}
+		}
+	}
+}
+
+// A chart's title and legend stay inside its SVG: the layout wraps a long
+// title and starts a new legend row rather than letting text run off.
+func TestChartTextFits(t *testing.T) {
+	rep, err := Load(tinyRun(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := []Line{{Name: "calibrated-interactive seed 0", X: []float64{0, 1}, Y: []float64{0, 1}, Color: color(0)},
+		{Name: "naive-interactive seed 0", X: []float64{0, 1}, Y: []float64{1, 0}, Color: color(1)},
+		{Name: "oracle-interactive seed 0", X: []float64{0, 1}, Y: []float64{1, 1}, Color: color(2)}}
+	type chart struct {
+		title  string
+		w      int
+		titles []TextLine
+		legend []LegendEntry
+		h      int
+	}
+	var all []chart
+	add := func(c *LineChart) {
+		if c != nil {
+			all = append(all, chart{c.Title, c.W, c.Titles, c.Legend, c.H})
+		}
+	}
+	for _, row := range rep.Curves {
+		for _, c := range row.Charts {
+			add(c)
+		}
+	}
+	add(rep.GapDelta)
+	add(newLineChart("calibrated-interactive: monitor: training-user reward over the iterations", "iteration", "reward", long, nil))
+	for _, s := range rep.Sets {
+		all = append(all, chart{s.Spread.Title, s.Spread.W, s.Spread.Titles, s.Spread.Legend, s.Spread.H})
+	}
+	for _, c := range all {
+		if len(c.titles) == 0 {
+			t.Errorf("%q: no visible title line", c.title)
+		}
+		for _, l := range c.titles {
+			if textWidth(l.Text) > float64(c.w) {
+				t.Errorf("%q: title line %q (%.0f wide) overflows the chart's %d", c.title, l.Text, textWidth(l.Text), c.w)
+			}
+		}
+		rows := map[float64]bool{}
+		for _, e := range c.legend {
+			rows[e.Y] = true
+			if e.X < 0 || e.X+legendSwatch+textWidth(e.Name) > float64(c.w) || e.Y > float64(c.h) {
+				t.Errorf("%q: legend entry %q at (%g, %g) leaves the %d×%d chart", c.title, e.Name, e.X, e.Y, c.w, c.h)
+			}
+		}
+		if c.title == "calibrated-interactive: monitor: training-user reward over the iterations" && (len(c.titles) < 2 || len(rows) < 2) {
+			t.Errorf("%q: %d title lines, %d legend rows: want the long title and legend wrapped", c.title, len(c.titles), len(rows))
+		}
 	}
 }
