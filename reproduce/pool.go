@@ -423,7 +423,7 @@ func RunPipelines(ctx context.Context, cfg Config, seeds []uint64, outOf func(ui
 	var cfgs []Config
 	for _, s := range seeds {
 		c := cfg
-		c.Seed, c.Out = s, outOf(s)
+		c.Seed, c.Out, c.PooledIn = s, outOf(s), dir
 		c.Log = cfg.Log.With("pipeline", s)
 		if _, err := Run(ctx, c); err != nil {
 			return nil, fmt.Errorf("reproduce: pipeline seed %d: %w", s, err)

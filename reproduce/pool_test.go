@@ -257,3 +257,14 @@ func TestBestTemperatureDecoding(t *testing.T) {
 		t.Errorf("a descending grid: %v", err)
 	}
 }
+
+// A pooled pipeline's report points at the pooled verdict; a run alone's
+// says its verdict is one pipeline's and how to run several.
+func TestPipelineNote(t *testing.T) {
+	if got := pipelineNote("mathchat", "quick", "runs/pooled"); got != "One pipeline of several: the verdict over pipelines, each one's beside it, is runs/pooled/pooled.md." {
+		t.Errorf("pooled: %q", got)
+	}
+	if got := pipelineNote("docedit:easy", "quick", ""); !strings.Contains(got, "not the method's") || !strings.Contains(got, "`calibrl reproduce --task docedit:easy --preset quick --pipelines 1,2,3`") {
+		t.Errorf("alone: %q", got)
+	}
+}

@@ -165,6 +165,10 @@ type Config struct {
 	// there instead of making its own, so that several runs (the horizon
 	// study's, one per H) differ only in what comes after.
 	Shared string
+	// PooledIn is the folder whose pooled.md pools this run with other
+	// pipelines (RunPipelines); "" for a run alone, whose report says that
+	// one pipeline's verdict is not the method's.
+	PooledIn string
 	// Recalibrate adds the recalibrated-interactive arm (recalibrate.go;
 	// budget Preset.Recalibration): RL in rounds against a simulator
 	// re-fitted between them on the policy's conversations with the human
