@@ -110,7 +110,7 @@ func TestFilteredBCArm(t *testing.T) {
 		t.Error("no SFT records of filtered-bc's second seed")
 	}
 	cfg.FilteredBC = false
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with filtered_bc true, not false (--filtered-bc)") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "started with filtered_bc true, not false (--filtered-bc: a run folder may gain it, never lose it)") {
 		t.Errorf("resumed without the arm: %v", err)
 	}
 }
