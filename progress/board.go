@@ -5,9 +5,13 @@ package progress
 // figures and time left) under the lines of the stages already finished,
 // and a footer with the run's ETA; in a file, plain lines at a stage's end
 // and now and then inside it. Every time left comes from rates measured
-// in this process: a stage's from its steps per second so far, the run's
-// from the stages finished per second so far. Numbers are printed with
-// four significant digits (Num).
+// in this process: a stage's from its steps per second so far; the run's,
+// when the work sent its plan (Event.Plan), from each planned stage's
+// estimate corrected by how long the finished stages of its kind took
+// against theirs (a kind none of whose stages has finished yet takes the
+// correction of all finished stages, or before any, of the running
+// stages' own rates), else from the stages finished per second so far.
+// Numbers are printed with four significant digits (Num).
 
 import (
 	"fmt"
@@ -33,6 +37,14 @@ type Board struct {
 	done    int       // stages finished or found done before
 	ran     int       // stages finished in this process
 	running []*stageState
+	// plan is each planned stage by name; finished the stages done or
+	// found done before; jobs how many run side by side.
+	plan     map[string]Planned
+	finished map[string]bool
+	jobs     int
+	// took and estimated add up, per kind, the wall time of the planned
+	// stages finished in this process and their estimates.
+	took, estimated map[string]time.Duration
 	// plainAt is when Plain last wrote a step line of each stage.
 	plainAt map[string]time.Time
 	// PlainEvery is the least time between two plain step lines of one
@@ -55,7 +67,8 @@ func NewBoard(now func() time.Time) *Board {
 	if now == nil {
 		now = time.Now
 	}
-	return &Board{now: now, plainAt: map[string]time.Time{}, PlainEvery: 30 * time.Second}
+	return &Board{now: now, plainAt: map[string]time.Time{}, PlainEvery: 30 * time.Second,
+		plan: map[string]Planned{}, finished: map[string]bool{}, took: map[string]time.Duration{}, estimated: map[string]time.Duration{}}
 }
 
 // Update files e and returns the lines of the stages it finished (to be
@@ -74,12 +87,20 @@ func (b *Board) update(e Event) []string {
 	if e.Of > 0 {
 		b.of = e.Of
 	}
+	for _, p := range e.Plan {
+		b.plan[p.Stage] = p
+	}
+	if e.Jobs > 0 {
+		b.jobs = e.Jobs
+	}
 	switch {
 	case e.Index > 0 && e.Skipped:
+		b.finished[e.Stage] = true
 		b.done++
 		return []string{fmt.Sprintf("%s %s  done before", b.label(e.Index), e.Stage)}
 	case e.Index > 0 && e.Done:
 		i := b.find(e.Stage)
+		b.finished[e.Stage] = true
 		b.done++
 		b.ran++
 		if i < 0 {
@@ -87,6 +108,10 @@ func (b *Board) update(e Event) []string {
 		}
 		s := b.running[i]
 		b.running = slices.Delete(b.running, i, i+1)
+		if p, ok := b.plan[s.name]; ok && p.Estimate > 0 {
+			b.took[p.Kind] += now.Sub(s.started)
+			b.estimated[p.Kind] += p.Estimate
+		}
 		line := fmt.Sprintf("%s %s  done in %s", b.label(s.index), s.name, Duration(now.Sub(s.started)))
 		if s.step > 0 {
 			line += fmt.Sprintf("  %s %d", s.unit, s.step)
@@ -198,8 +223,9 @@ func stageLeft(s *stageState, in time.Duration) (time.Duration, bool) {
 }
 
 // footer is the run's line: stages done of all, running, time so far and
-// the ETA from the stages finished per second, the running ones counted
-// by the share of their steps made.
+// the ETA: from the plan when there is one (planLeft), else from the
+// stages finished per second, the running ones counted by the share of
+// their steps made.
 func (b *Board) footer(now time.Time) string {
 	elapsed := now.Sub(b.started)
 	line := fmt.Sprintf("stages %d of %d done", b.done, b.of)
@@ -209,6 +235,12 @@ func (b *Board) footer(now time.Time) string {
 	line += " · " + Duration(elapsed)
 	if b.done >= b.of {
 		return line + " · finished"
+	}
+	if len(b.plan) > 0 {
+		if left, ok := b.planLeft(now); ok {
+			return line + " · ETA ~" + Duration(left)
+		}
+		return line + " · ETA after the first step"
 	}
 	partial := 0.0
 	for _, s := range b.running {
@@ -222,6 +254,63 @@ func (b *Board) footer(now time.Time) string {
 	rate := (float64(b.ran) + partial) / elapsed.Seconds() // stages per second
 	left := float64(b.of-b.done) - partial
 	return line + " · ETA ~" + Duration(time.Duration(left/rate*float64(time.Second)))
+}
+
+// planLeft is the time left by the plan: every stage not started takes
+// its estimate times its kind's correction, a running stage its time left
+// at its own rate (or its corrected estimate less its time so far), and
+// the stages share Jobs cores' worth of time; never less than the longest
+// running stage's time left. False before anything was measured.
+func (b *Board) planLeft(now time.Time) (time.Duration, bool) {
+	var took, estimated time.Duration
+	for k, d := range b.took {
+		took += d
+		estimated += b.estimated[k]
+	}
+	overall := 0.0
+	if estimated > 0 {
+		overall = took.Seconds() / estimated.Seconds()
+	} else {
+		// Nothing finished yet: the running stages' rates, each projected
+		// to its last step, against their estimates.
+		var projected, est float64
+		for _, s := range b.running {
+			p, ok := b.plan[s.name]
+			if !ok || p.Estimate <= 0 || s.steps <= 0 || s.step <= 0 {
+				continue
+			}
+			projected += now.Sub(s.started).Seconds() * float64(s.steps) / float64(s.step)
+			est += p.Estimate.Seconds()
+		}
+		if est == 0 {
+			return 0, false
+		}
+		overall = projected / est
+	}
+	correction := func(kind string) float64 {
+		if e := b.estimated[kind]; e > 0 {
+			return b.took[kind].Seconds() / e.Seconds()
+		}
+		return overall
+	}
+	var left, longest float64 // seconds
+	for name, p := range b.plan {
+		if !b.finished[name] && b.find(name) < 0 {
+			left += p.Estimate.Seconds() * correction(p.Kind)
+		}
+	}
+	for _, s := range b.running {
+		in := now.Sub(s.started)
+		l := 0.0
+		if d, ok := stageLeft(s, in); ok {
+			l = d.Seconds()
+		} else if p, ok := b.plan[s.name]; ok {
+			l = max(0, p.Estimate.Seconds()*correction(p.Kind)-in.Seconds())
+		}
+		left += l
+		longest = max(longest, l)
+	}
+	return time.Duration(max(longest, left/float64(max(1, b.jobs))) * float64(time.Second)), true
 }
 
 // Plain returns the plain line for e, for a file or CI log: a stage's

@@ -145,3 +145,52 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// With a plan the run's ETA adds every stage's estimate, corrected by the
+// rate measured on its kind: before anything finishes by the running
+// stage's own steps per second, after by the finished stages of each
+// kind (a kind not finished yet by all of them). Stages counted as equal
+// read "ETA ~6h31m" during the SFT of a 39-minute run.
+func TestBoardETAFromThePlan(t *testing.T) {
+	b, c := newTestBoard()
+	b.Update(Event{Jobs: 1, Plan: []Planned{
+		{Stage: "sft", Kind: "sft", Estimate: 100 * time.Second},
+		{Stage: "rl-1", Kind: "rl", Estimate: 10 * time.Second},
+		{Stage: "rl-2", Kind: "rl", Estimate: 10 * time.Second},
+		{Stage: "eval", Kind: "eval", Estimate: 5 * time.Second},
+	}})
+	b.Update(start("sft", 1, 4))
+	if got := b.Live(0)[1]; got != "stages 0 of 4 done, 1 running · 0s · ETA after the first step" {
+		t.Errorf("before a step: %q", got)
+	}
+	b.Update(Event{Stage: "sft", Steps: 100})
+	c.add(20 * time.Second)
+	b.Update(Event{Stage: "sft", Step: 10})
+	// SFT runs at twice its estimate (200 s for 100): 180 s of it left,
+	// and the rest at twice theirs, 50 s.
+	if got, want := b.Live(0)[1], "stages 0 of 4 done, 1 running · 20s · ETA ~3m50s"; got != want {
+		t.Errorf("during the first stage: %q, want %q", got, want)
+	}
+	c.add(180 * time.Second)
+	b.Update(finish("sft", 1, 4))
+	b.Update(start("rl-1", 2, 4))
+	c.add(30 * time.Second)
+	b.Update(finish("rl-1", 2, 4))
+	// rl took three times its estimate, so rl-2 takes 30 s; eval, a kind
+	// not timed yet, 230/110 times its 5 s: 40 s in all.
+	if got, want := b.Final(), "stages 2 of 4 done · 3m50s · ETA ~40s"; got != want {
+		t.Errorf("after two stages: %q, want %q", got, want)
+	}
+	// Two jobs share the time, but no sooner than the running stage ends.
+	b.Update(Event{Jobs: 2})
+	b.Update(start("rl-2", 3, 4))
+	if got, want := b.Live(0)[1], "stages 2 of 4 done, 1 running · 3m50s · ETA ~30s"; got != want {
+		t.Errorf("two jobs: %q, want %q", got, want)
+	}
+	b.Update(Event{Stage: "rl-2", Steps: 10})
+	c.add(5 * time.Second)
+	b.Update(Event{Stage: "rl-2", Step: 5}) // at its own rate, 5 s left
+	if got, want := b.Live(0)[1], "stages 2 of 4 done, 1 running · 3m55s · ETA ~8s"; got != want {
+		t.Errorf("two jobs, rl-2 half way: %q, want %q", got, want)
+	}
+}

@@ -5,6 +5,8 @@
 // log line to draw one.
 package progress
 
+import "time"
+
 // Event is one report of where long work stands: a stage starting
 // (Index > 0), the same stage finishing (Index > 0 and Done), or a step
 // inside Stage (Index 0). Stages may run side by side, so a step event
@@ -30,6 +32,25 @@ type Event struct {
 	Unit string
 	// Figures are the step's headline figures, in the order to show them.
 	Figures []Figure
+	// Plan, on an event that names no stage, lists stages ahead of time
+	// with an estimate of each one's wall time, for the run's ETA. A
+	// later plan adds its stages to the one before (a stage of the same
+	// name is replaced). Jobs is how many stages run side by side.
+	Plan []Planned
+	Jobs int
+}
+
+// Planned is one stage of a plan.
+type Planned struct {
+	Stage string
+	// Kind groups the stages that run at one rate per unit of their
+	// work ("sft", "rl", "eval"): a display corrects every estimate of a
+	// kind by how long the finished stages of that kind took against
+	// theirs.
+	Kind string
+	// Estimate is the stage's wall time on a reference machine, side by
+	// side with Jobs − 1 others.
+	Estimate time.Duration
 }
 
 // Figure is one named number of a step ("val_nll", "reward").

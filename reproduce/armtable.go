@@ -83,6 +83,10 @@ type optimizer struct {
 	// steps in order (the recalibrated arm's rounds, its control's
 	// re-fit), each run alone after the one-stage arms.
 	stages func(r *run, k int) []stage
+	// costFactor is an RL iteration's wall time against GRPO's (1 when
+	// unset), for the ETA (estimate.go): measured in the reference
+	// profile's arms against the same partner.
+	costFactor float64
 }
 
 // budget is what an arm may spend, the same for every arm that compares
@@ -138,14 +142,14 @@ var (
 	// sampled policy up to its greedy level.
 	optGRPOGreedy = optimizer{name: "grpo-greedy-baseline", rl: true, train: trainGRPO,
 		rlConfig: func(c *train.RLConfig) { c.Baseline = train.BaselineGreedy },
-		lr:       func(b preset.RLBudget) float64 { return b.GreedyBaselineLR }}
+		lr:       func(b preset.RLBudget) float64 { return b.GreedyBaselineLR }, costFactor: 1.1}
 	// GRPO with turn-level credit (train.RLConfig.TurnContinuations, whose
 	// estimator telescopes to the conversation's advantage so that the
 	// agent's decision to stop earns nothing by itself: turncredit.go on
 	// verl's RFC #7244), turnCreditContinuations continuations per state.
 	optGRPOTurns = optimizer{name: "grpo-turn-credit", rl: true, train: trainGRPO,
 		rlConfig: func(c *train.RLConfig) { c.TurnContinuations = turnCreditContinuations },
-		lr:       func(b preset.RLBudget) float64 { return b.TurnCreditLR }}
+		lr:       func(b preset.RLBudget) float64 { return b.TurnCreditLR }, costFactor: 2.5}
 )
 
 // learningRate is o's learning rate in budget b: its own where the preset

@@ -122,10 +122,11 @@ func (r *run) tuneStages() []stage {
 	if len(r.cfg.TuneGrid) == 0 {
 		return nil
 	}
-	out := []stage{{tuneFile(ArmBase, 0), r.tune(ArmBase, 0)}}
+	c := conversationsCost(kindTune, r.cfg.Preset, len(r.cfg.TuneGrid)*r.tuneEpisodes())
+	out := []stage{{tuneFile(ArmBase, 0), r.tune(ArmBase, 0), c}}
 	for k := range r.seeds() {
 		for _, arm := range r.trainedArms() {
-			out = append(out, stage{tuneFile(arm, k), r.tune(arm, k)})
+			out = append(out, stage{tuneFile(arm, k), r.tune(arm, k), c})
 		}
 	}
 	return out

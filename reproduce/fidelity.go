@@ -52,10 +52,11 @@ func fidelityFile(arm string, k int) string {
 // They come after the evaluations, whose conversations with the human
 // proxy they reuse.
 func (r *run) fidelityStages() []stage {
-	out := []stage{{fidelityFile(ArmBase, 0), r.simToReal(ArmBase, 0)}}
+	c := gapCost(r.cfg.Preset, r.cfg.Preset.EvalEpisodes)
+	out := []stage{{fidelityFile(ArmBase, 0), r.simToReal(ArmBase, 0), c}}
 	for k := range r.seeds() {
 		for _, arm := range r.trainedArms() {
-			out = append(out, stage{fidelityFile(arm, k), r.simToReal(arm, k)})
+			out = append(out, stage{fidelityFile(arm, k), r.simToReal(arm, k), c})
 		}
 	}
 	return out
@@ -341,7 +342,10 @@ func (r *run) simGateStages() []stage {
 	if r.cfg.SimGate.fill().Mode == SimGateOff {
 		return nil
 	}
-	return []stage{{simGateFile, r.simGate}}
+	// Mostly sampling the human proxy (tiny's gate took 22 s, quick's
+	// 49 s): it scales with the conversations, not the models.
+	conv := float64(r.cfg.SimGate.fill().Conversations) / refGateConversations
+	return []stage{{simGateFile, r.simGate, cost{kindFidelity, scaled(refGate, conv)}}}
 }
 
 // ErrSimGate is returned when the gate refuses the simulator.

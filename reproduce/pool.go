@@ -10,6 +10,7 @@ import (
 
 	"github.com/calibrl/calibrl/atomicfile"
 	"github.com/calibrl/calibrl/metric"
+	"github.com/calibrl/calibrl/progress"
 	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/task"
 )
@@ -409,6 +410,38 @@ func prefixed(p string, xs []string) []string {
 	return out
 }
 
+// pipelineProgress passes the i-th pipeline's progress on to prog as
+// part of the whole: its stages named "seed-S/stage" and counted among
+// every pipeline's (stage k of n is stage i·n + k of n·len(seeds): the
+// pipelines share one plan), its plan sent for it and every pipeline
+// after it, so that the run's ETA covers them all.
+func pipelineProgress(prog progress.Func, seeds []uint64, i int) progress.Func {
+	if prog == nil {
+		return nil
+	}
+	prefix := func(s uint64) string { return fmt.Sprintf("seed-%d/", s) }
+	return func(e progress.Event) {
+		if e.Stage != "" {
+			e.Stage = prefix(seeds[i]) + e.Stage
+		}
+		if e.Of > 0 {
+			e.Index += i * e.Of
+			e.Of *= len(seeds)
+		}
+		if len(e.Plan) > 0 {
+			var all []progress.Planned
+			for _, s := range seeds[i:] {
+				for _, p := range e.Plan {
+					p.Stage = prefix(s) + p.Stage
+					all = append(all, p)
+				}
+			}
+			e.Plan = all
+		}
+		prog(e)
+	}
+}
+
 // RunPipelines runs (or resumes) one whole pipeline per seed, each in its
 // own folder (outOf(seed)), one after another, each with cfg.Jobs stages
 // side by side, then pools them into dir. A pipeline already finished is
@@ -421,10 +454,11 @@ func RunPipelines(ctx context.Context, cfg Config, seeds []uint64, outOf func(ui
 		cfg.Log = slog.Default()
 	}
 	var cfgs []Config
-	for _, s := range seeds {
+	for i, s := range seeds {
 		c := cfg
 		c.Seed, c.Out, c.PooledIn = s, outOf(s), dir
 		c.Log = cfg.Log.With("pipeline", s)
+		c.Progress = pipelineProgress(cfg.Progress, seeds, i)
 		if _, err := Run(ctx, c); err != nil {
 			return nil, fmt.Errorf("reproduce: pipeline seed %d: %w", s, err)
 		}

@@ -9,11 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/preset"
+	"github.com/calibrl/calibrl/progress"
 )
 
 // successEval is an evaluation of one episode per problem with these
@@ -266,5 +268,53 @@ func TestPipelineNote(t *testing.T) {
 	}
 	if got := pipelineNote("docedit:easy", "quick", ""); !strings.Contains(got, "not the method's") || !strings.Contains(got, "`calibrl reproduce --task docedit:easy --preset quick --pipelines 1,2,3`") {
 		t.Errorf("alone: %q", got)
+	}
+}
+
+// Pipelines one after another read as one run: stage k of pipeline i is
+// stage i·n + k of all of them, named by its pipeline, and the run's
+// plan covers the pipelines still to come. Before, the second pipeline's
+// lines counted on from the first's ("stages 86 of 84 done … finished"
+// while it trained).
+func TestPipelineProgressCountsEveryPipeline(t *testing.T) {
+	now := time.Unix(0, 0)
+	board := progress.NewBoard(func() time.Time { return now })
+	var lines []string
+	prog := func(e progress.Event) {
+		if l := board.Plain(e); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	seeds := []uint64{5, 6}
+	names := []string{"base", "arm", "eval"}
+	for i := range seeds {
+		p := pipelineProgress(prog, seeds, i)
+		var plan []progress.Planned
+		for _, n := range names {
+			plan = append(plan, progress.Planned{Stage: n, Kind: n, Estimate: 10 * time.Second})
+		}
+		p(progress.Event{Plan: plan, Jobs: 1})
+		for k, n := range names {
+			p(progress.Event{Stage: n, Index: k + 1, Of: len(names)})
+			now = now.Add(20 * time.Second) // each kind at twice its estimate
+			p(progress.Event{Stage: n, Index: k + 1, Of: len(names), Done: true})
+		}
+	}
+	want := []string{
+		"[1/6] seed-5/base  started",
+		"[1/6] seed-5/base  done in 20s · stages 1 of 6 done · 20s · ETA ~1m40s",
+		"[2/6] seed-5/arm  started",
+		"[2/6] seed-5/arm  done in 20s · stages 2 of 6 done · 40s · ETA ~1m20s",
+		"[3/6] seed-5/eval  started",
+		"[3/6] seed-5/eval  done in 20s · stages 3 of 6 done · 1m00s · ETA ~1m00s",
+		"[4/6] seed-6/base  started",
+		"[4/6] seed-6/base  done in 20s · stages 4 of 6 done · 1m20s · ETA ~40s",
+		"[5/6] seed-6/arm  started",
+		"[5/6] seed-6/arm  done in 20s · stages 5 of 6 done · 1m40s · ETA ~20s",
+		"[6/6] seed-6/eval  started",
+		"[6/6] seed-6/eval  done in 20s · stages 6 of 6 done · 2m00s · finished",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }

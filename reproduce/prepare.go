@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
@@ -115,7 +116,13 @@ func (l logSet) path(f *runfolder.Folder) string { return f.Path(l.file) }
 // groups are the preparation's stages: the base policy and the
 // simulator both train on the tokenizer's tokens, side by side.
 func (p *prep) groups() [][]stage {
-	return [][]stage{{{"collect", p.collect}}, {{"tokenizer", p.tokenizer}}, {{"base", p.base}, {"sim", p.sim}}}
+	logs := 0
+	for _, l := range p.tasks {
+		logs += l.episodes
+	}
+	return [][]stage{{{"collect", p.collect, cost{kindPrep, refLog * time.Duration(logs)}}},
+		{{"tokenizer", p.tokenizer, cost{kindPrep, refTokenizer}}},
+		{{"base", p.base, sftCost(p.preset.Policy, p.preset.PolicySFT)}, {"sim", p.sim, sftCost(p.preset.Sim, p.preset.SimSFT)}}}
 }
 
 func (p *prep) ckpt(name string) string { return p.f.Path("checkpoints", name) }

@@ -116,13 +116,16 @@ func (r *run) roundSim(k, i int) string {
 // recalibrated arm (optRecalibratingGRPO).
 func (r *run) recalibrationStages(k int) []stage {
 	n := len(r.rounds())
+	pr, rc := r.cfg.Preset, r.cfg.Preset.Recalibration
+	gap := gapCost(pr, rc.GapEpisodes)
 	var out []stage
 	for i := 1; i <= n; i++ {
 		p := roundStage(k, i)
-		out = append(out, stage{p + "/rl", r.roundRL(k, i)}, stage{p + "/gap", r.roundGap(k, i, false)})
+		out = append(out, stage{p + "/rl", r.roundRL(k, i), rlCost(pr, r.rounds()[i-1], 1)}, stage{p + "/gap", r.roundGap(k, i, false), gap})
 		if i < n {
-			out = append(out, stage{p + "/human", r.roundHuman(k, i)}, stage{p + "/refit", r.refit(k, i)},
-				stage{p + "/gap-refit", r.roundGap(k, i, true)})
+			out = append(out, stage{p + "/human", r.roundHuman(k, i), conversationsCost(kindEval, pr, rc.HumanEpisodes)},
+				stage{p + "/refit", r.refit(k, i), sftCost(pr.Sim, rc.SFT)},
+				stage{p + "/gap-refit", r.roundGap(k, i, true), gap})
 		}
 	}
 	return out

@@ -71,12 +71,14 @@ func (r *run) controlHuman() int {
 // controlStages are seed index k's stages of the control
 // (optRefitGRPO).
 func (r *run) controlStages(k int) []stage {
+	p, rc := r.cfg.Preset, r.cfg.Preset.Recalibration
+	gap := gapCost(p, rc.GapEpisodes)
 	return []stage{
-		{controlStage(k, "human"), r.controlPlay(k)},
-		{controlStage(k, "refit"), r.controlRefit(k)},
-		{controlStage(k, "gap-refit"), r.controlGap(k, false)},
-		{controlStage(k, "rl"), r.controlRL(k)},
-		{controlStage(k, "gap"), r.controlGap(k, true)},
+		{controlStage(k, "human"), r.controlPlay(k), conversationsCost(kindEval, p, r.controlHuman())},
+		{controlStage(k, "refit"), r.controlRefit(k), sftCost(p.Sim, rc.SFT)},
+		{controlStage(k, "gap-refit"), r.controlGap(k, false), gap},
+		{controlStage(k, "rl"), r.controlRL(k), rlCost(p, p.RL.Iterations, 1)},
+		{controlStage(k, "gap"), r.controlGap(k, true), gap},
 	}
 }
 

@@ -317,7 +317,7 @@ func (r *run) plan() ([][]stage, error) {
 	for k := range r.seeds() {
 		for _, a := range r.armTable() {
 			if a.optimizer.train != nil {
-				arms = append(arms, stage{seedName(a.name, k), r.trainArm(a, k)})
+				arms = append(arms, stage{seedName(a.name, k), r.trainArm(a, k), r.armCost(a)})
 			}
 		}
 	}
@@ -381,15 +381,16 @@ func (r *run) prepStages() ([][]stage, error) {
 // best-temperature evaluations, which read those sweeps, come apart.
 func (r *run) evalStages() (evals, bestEvals []stage) {
 	evals = r.tuneStages()
+	c := conversationsCost(kindEval, r.cfg.Preset, r.cfg.Preset.EvalEpisodes)
 	for _, d := range r.decodings() {
 		var list []stage
-		list = append(list, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0)})
+		list = append(list, stage{evalFile(d, ArmBase, 0), r.evaluate(d, ArmBase, 0), c})
 		if d != best && dialog.ToolOf(r.t) != nil {
-			list = append(list, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0)})
+			list = append(list, stage{evalFile(d, baseNoTool, 0), r.evaluate(d, baseNoTool, 0), c})
 		}
 		for k := range r.seeds() {
 			for _, arm := range r.trainedArms() {
-				list = append(list, stage{evalFile(d, arm, k), r.evaluate(d, arm, k)})
+				list = append(list, stage{evalFile(d, arm, k), r.evaluate(d, arm, k), c})
 			}
 		}
 		if d == best {
@@ -398,7 +399,7 @@ func (r *run) evalStages() (evals, bestEvals []stage) {
 		}
 		for _, a := range r.stagedArms() {
 			for k := range r.seeds() {
-				list = append(list, stage{evalFile(d, a.name, k), r.evaluate(d, a.name, k)})
+				list = append(list, stage{evalFile(d, a.name, k), r.evaluate(d, a.name, k), c})
 			}
 		}
 		evals = append(evals, list...)

@@ -23,8 +23,8 @@ import (
 // train.MetricRFTKeptProblems, and their agent tokens as
 // train.MetricGradTokens) for the curves and diagnostics.
 var (
-	optRFT       = optimizer{name: "rft", rl: true, train: trainRFT, lr: rftLR}
-	optStaticRFT = optimizer{name: "static-rft", rl: true, train: trainRFT, lr: rftLR}
+	optRFT       = optimizer{name: "rft", rl: true, train: trainRFT, lr: rftLR, costFactor: 0.5}
+	optStaticRFT = optimizer{name: "static-rft", rl: true, train: trainRFT, lr: rftLR, costFactor: 0.5}
 )
 
 func rftLR(b preset.RLBudget) float64 { return b.RFTLR }

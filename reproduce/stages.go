@@ -24,6 +24,7 @@ const reportStage = "report"
 type stage struct {
 	name string
 	do   func(context.Context) error
+	cost cost // its kind and estimated wall time, for the ETA (estimate.go)
 }
 
 // runStages runs the stages not yet marked done in f, marking each and
@@ -47,6 +48,10 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 	// they happen to start.
 	var mu sync.Mutex
 	k := 0
+	if jobs <= 0 {
+		jobs = DefaultJobs()
+	}
+	prog.Emit(progress.Event{Plan: plan(groups, ""), Jobs: jobs})
 	prof := openProfile(f)
 	start := func(name string, skipped bool) int {
 		mu.Lock()
@@ -75,9 +80,6 @@ func runStages(ctx context.Context, f *runfolder.Folder, groups [][]stage, jobs 
 		defer mu.Unlock()
 		prog.Emit(progress.Event{Stage: name, Index: k, Of: n, Done: true})
 		return nil
-	}
-	if jobs <= 0 {
-		jobs = DefaultJobs()
 	}
 	for _, g := range groups {
 		var todo []stage

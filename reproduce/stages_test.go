@@ -31,7 +31,7 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 		running, maxRun atomic.Int32
 	)
 	mk := func(name string) stage {
-		return stage{name, func(context.Context) error {
+		return stage{name: name, do: func(context.Context) error {
 			mu.Lock()
 			started = append(started, name)
 			mu.Unlock()
@@ -57,7 +57,7 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 	for i := range 6 {
 		group = append(group, mk(fmt.Sprintf("g/%d", i)))
 	}
-	group = append(group, stage{"g/skip", func(context.Context) error { t.Error("a done stage ran again"); return nil }})
+	group = append(group, stage{name: "g/skip", do: func(context.Context) error { t.Error("a done stage ran again"); return nil }})
 	groups := [][]stage{{mk("first")}, group, {mk("last")}}
 	var events []progress.Event
 	var evMu sync.Mutex
@@ -65,6 +65,11 @@ func TestRunStagesRunsAGroupSideBySide(t *testing.T) {
 	if err := runStages(context.Background(), f, groups, 3, quiet, prog); err != nil {
 		t.Fatal(err)
 	}
+	// The plan comes first: every stage, the jobs side by side.
+	if len(events) == 0 || len(events[0].Plan) != 9 || events[0].Jobs != 3 || events[0].Plan[8].Stage != "last" {
+		t.Fatalf("first event %+v, want the plan of 9 stages and 3 jobs", events[:min(1, len(events))])
+	}
+	events = events[1:]
 	// Each stage starts once as an event, stage k of 9 in order of k; the
 	// one done before is marked skipped. Each one run ends with an event
 	// of its own k, after its start.
@@ -138,14 +143,14 @@ func TestRunStagesStopsAGroupOnAFailure(t *testing.T) {
 	boom := errors.New("boom")
 	waiting := make(chan struct{})
 	groups := [][]stage{{
-		{"slow", func(ctx context.Context) error {
+		{name: "slow", do: func(ctx context.Context) error {
 			close(waiting)
 			<-ctx.Done() // an RL stage checkpoints here and returns
 			return ctx.Err()
 		}},
-		{"fails", func(context.Context) error { <-waiting; return boom }},
-		{"never", func(context.Context) error { t.Error("a stage started after its group failed"); return nil }},
-	}, {{"later", func(context.Context) error { t.Error("the next group started after a failure"); return nil }}}}
+		{name: "fails", do: func(context.Context) error { <-waiting; return boom }},
+		{name: "never", do: func(context.Context) error { t.Error("a stage started after its group failed"); return nil }},
+	}, {{name: "later", do: func(context.Context) error { t.Error("the next group started after a failure"); return nil }}}}
 	err = runStages(context.Background(), f, groups, 2, quiet, nil)
 	if !errors.Is(err, boom) {
 		t.Fatalf("runStages = %v, want the failing stage's error", err)
@@ -170,8 +175,8 @@ func TestRunStagesStoppedBetweenStages(t *testing.T) {
 		after := func(context.Context) error { t.Errorf("jobs %d: a stage ran after the stop", jobs); return nil }
 		// Neither stage looks at ctx: the stop is runStages' to see.
 		groups := [][]stage{
-			{{"stop", func(context.Context) error { cancel(); return nil }}, {"sibling", func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }}, {"third", after}},
-			{{"next", after}},
+			{{name: "stop", do: func(context.Context) error { cancel(); return nil }}, {name: "sibling", do: func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }}, {name: "third", do: after}},
+			{{name: "next", do: after}},
 		}
 		if err := runStages(ctx, f, groups, jobs, quiet, nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("jobs %d: %v, want context.Canceled", jobs, err)
