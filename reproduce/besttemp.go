@@ -70,11 +70,12 @@ func (r *run) tune(arm string, k int) func(context.Context) error {
 		}
 		res := tuneResult{Grid: r.cfg.TuneGrid, Episodes: r.tuneEpisodes()}
 		slice := eval.ValidationSlice
-		for _, temp := range r.cfg.TuneGrid {
+		for i, temp := range r.cfg.TuneGrid {
 			g := tempGen(temp)
 			agent := &chatlm.Agent{Model: policy, Gen: g, Tool: dialog.ToolOf(r.t)}
 			eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: slice.Start, Instances: res.Episodes,
-				Seed: slice.Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: dialog.Human.String(), CountTokens: policy.CountTokens})
+				Seed: slice.Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: arm, UserName: dialog.Human.String(), CountTokens: policy.CountTokens,
+				Progress: r.conversationsProgress(tuneFile(arm, k), i, len(r.cfg.TuneGrid))})
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/progress"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/spec"
 )
@@ -53,6 +54,14 @@ const baseNoTool = "base-without-tool"
 
 func evalFile(d decoding, arm string, k int) string { return d.dir + "/" + policyName(arm, k) }
 
+// conversationsProgress reports a stage's finished conversations as its
+// steps: part i of parts (a sweep's temperatures) of total each.
+func (r *run) conversationsProgress(stage string, i, parts int) func(done, total int) {
+	return func(done, total int) {
+		r.cfg.Progress.Emit(progress.Event{Stage: stage, Step: i*total + done, Steps: parts * total, Unit: "conv"})
+	}
+}
+
 // evaluate plays an arm's seed index k against the human proxy on the
 // held-out split under decoding d. Every arm and seed plays the same
 // problems with the same user seeds (the run's seed), so their episodes
@@ -83,7 +92,7 @@ func (r *run) evaluate(d decoding, arm string, k int) func(context.Context) erro
 		agent := &chatlm.Agent{Model: policy, Gen: gen, Tool: tool}
 		eps, err := rollout.Run(ctx, r.t, agent, human, rollout.Config{Split: "test", Start: r.slice().Start, Instances: r.cfg.Preset.EvalEpisodes,
 			Seed: r.slice().Seed(r.cfg.Seed), MaxTurns: r.cfg.Preset.MaxTurns, AgentName: name, UserName: dialog.Human.String(),
-			CountTokens: policy.CountTokens})
+			CountTokens: policy.CountTokens, Progress: r.conversationsProgress(evalFile(d, arm, k), 0, 1)})
 		if err != nil {
 			return err
 		}

@@ -96,6 +96,7 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 			}
 		}
 		rc.UserName = dialog.Learned.String()
+		rc.Progress = r.conversationsProgress(file, 0, 1)
 		simEps, err := rollout.Run(ctx, r.t, agent, sim, rc)
 		if err != nil {
 			return err
