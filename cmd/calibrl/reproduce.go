@@ -116,6 +116,14 @@ worker count.
 Stages (one per arm and seed) and training checkpoints are resumable:
 after an interruption (Ctrl-C) run the same command again.
 
+Progress: on a terminal, one live line per running stage (its bar, step,
+figures and time left at its own rate) under a line per finished stage,
+and a footer with the run's ETA; in a file or CI, plain lines at each
+stage's start and end and every 30 s inside it. The ETA adds every stage
+still to run at its kind's rate (SFT, RL, evaluation, ...) as measured in
+this run, from a reference profile until a stage of the kind has finished,
+so it settles once the first arm and evaluation are done.
+
 --best-temperature 0,0.25,0.5,0.75,1 adds a third decoding: each policy
 (the base, every arm and seed) plays 200 validation problems (test split
 from problem 20000, users seeded apart) at each temperature, and is
