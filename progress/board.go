@@ -37,11 +37,14 @@ type Board struct {
 	done    int       // stages finished or found done before
 	ran     int       // stages finished in this process
 	running []*stageState
-	// plan is each planned stage by name; finished the stages done or
+	// plan is each planned stage by name, planOrder their names in the
+	// order planned (the ETA sums in that order, so that one board's
+	// figures never depend on map order); finished the stages done or
 	// found done before; jobs how many run side by side.
-	plan     map[string]Planned
-	finished map[string]bool
-	jobs     int
+	plan      map[string]Planned
+	planOrder []string
+	finished  map[string]bool
+	jobs      int
 	// took and estimated add up, per kind, the wall time of the planned
 	// stages finished in this process and their estimates.
 	took, estimated map[string]time.Duration
@@ -88,6 +91,9 @@ func (b *Board) update(e Event) []string {
 		b.of = e.Of
 	}
 	for _, p := range e.Plan {
+		if _, ok := b.plan[p.Stage]; !ok {
+			b.planOrder = append(b.planOrder, p.Stage)
+		}
 		b.plan[p.Stage] = p
 	}
 	if e.Jobs > 0 {
@@ -294,8 +300,8 @@ func (b *Board) planLeft(now time.Time) (time.Duration, bool) {
 		return overall
 	}
 	var left, longest float64 // seconds
-	for name, p := range b.plan {
-		if !b.finished[name] && b.find(name) < 0 {
+	for _, name := range b.planOrder {
+		if p := b.plan[name]; !b.finished[name] && b.find(name) < 0 {
 			left += p.Estimate.Seconds() * correction(p.Kind)
 		}
 	}

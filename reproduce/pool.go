@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/calibrl/calibrl/atomicfile"
@@ -411,15 +412,16 @@ func prefixed(p string, xs []string) []string {
 }
 
 // pipelineProgress passes the i-th pipeline's progress on to prog as
-// part of the whole: its stages named "seed-S/stage" and counted among
+// part of the whole: its stages named by its folder ("seed-S/stage" for
+// the command's OUT/seed-S) and counted among
 // every pipeline's (stage k of n is stage i·n + k of n·len(seeds): the
 // pipelines share one plan), its plan sent for it and every pipeline
 // after it, so that the run's ETA covers them all.
-func pipelineProgress(prog progress.Func, seeds []uint64, i int) progress.Func {
+func pipelineProgress(prog progress.Func, seeds []uint64, outOf func(uint64) string, i int) progress.Func {
 	if prog == nil {
 		return nil
 	}
-	prefix := func(s uint64) string { return fmt.Sprintf("seed-%d/", s) }
+	prefix := func(s uint64) string { return filepath.Base(outOf(s)) + "/" }
 	return func(e progress.Event) {
 		if e.Stage != "" {
 			e.Stage = prefix(seeds[i]) + e.Stage
@@ -458,7 +460,7 @@ func RunPipelines(ctx context.Context, cfg Config, seeds []uint64, outOf func(ui
 		c := cfg
 		c.Seed, c.Out, c.PooledIn = s, outOf(s), dir
 		c.Log = cfg.Log.With("pipeline", s)
-		c.Progress = pipelineProgress(cfg.Progress, seeds, i)
+		c.Progress = pipelineProgress(cfg.Progress, seeds, outOf, i)
 		if _, err := Run(ctx, c); err != nil {
 			return nil, fmt.Errorf("reproduce: pipeline seed %d: %w", s, err)
 		}

@@ -288,7 +288,7 @@ func TestPipelineProgressCountsEveryPipeline(t *testing.T) {
 	seeds := []uint64{5, 6}
 	names := []string{"base", "arm", "eval"}
 	for i := range seeds {
-		p := pipelineProgress(prog, seeds, i)
+		p := pipelineProgress(prog, seeds, func(s uint64) string { return filepath.Join("runs", "q", fmt.Sprintf("seed-%d", s)) }, i)
 		var plan []progress.Planned
 		for _, n := range names {
 			plan = append(plan, progress.Planned{Stage: n, Kind: n, Estimate: 10 * time.Second})
