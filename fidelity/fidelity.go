@@ -39,6 +39,10 @@ type Prober interface {
 type Config struct {
 	// Split of the contexts; default "test" (held out from every log).
 	Split string
+	// Start is the first instance of Split the contexts take: 0 for the
+	// test split's verdict slice, eval.ValidationSlice.Start to measure
+	// on problems no verdict reads (with that slice's Seed).
+	Start int
 	// Instances per agent and per probe; default 200.
 	Instances int
 	// Seed of every episode; the simulator and the human see the same.
@@ -243,7 +247,7 @@ func Measure(ctx context.Context, t Task, simName string, sim, human dialog.User
 		if err != nil {
 			return rep, err
 		}
-		rc := rollout.Config{Split: cfg.Split, Instances: cfg.Instances, Seed: cfg.Seed, MaxTurns: cfg.MaxTurns,
+		rc := rollout.Config{Split: cfg.Split, Start: cfg.Start, Instances: cfg.Instances, Seed: cfg.Seed, MaxTurns: cfg.MaxTurns,
 			AgentName: AgentSpec(name)}
 		h, err := rollout.Run(ctx, t, agent, human, withUser(rc, dialog.Human.String()))
 		if err != nil {
@@ -428,7 +432,7 @@ func probe(ctx context.Context, t Task, u dialog.User, cfg Config) (probeResult,
 	oracles := make([]*dialog.Oracle, n)
 	sessions := make([]dialog.UserSession, 0, 3*n)
 	for i := 0; i < n; i++ {
-		o, _, err := t.Instance(cfg.Split, i)
+		o, _, err := t.Instance(cfg.Split, cfg.Start+i)
 		if err != nil {
 			return res, err
 		}

@@ -442,5 +442,5 @@ func ValidationLogs(ctx context.Context, t Task, profiles []string, human dialog
 		agents[i], names[i] = a, AgentSpec(p)
 	}
 	return rollout.Share(ctx, t, agents, names, human, rollout.Config{Split: "test", Start: s.Start, Instances: n,
-		Seed: s.Seed(seed), MaxTurns: maxTurns, UserName: "human"})
+		Seed: s.Seed(seed), MaxTurns: maxTurns, UserName: dialog.Human.String()})
 }

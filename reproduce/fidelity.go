@@ -361,11 +361,11 @@ func (r *run) simGate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	human, err := r.t.User("human")
+	human, err := r.t.User(dialog.Human)
 	if err != nil {
 		return err
 	}
-	naive, err := r.t.User("naive")
+	naive, err := r.t.User(dialog.Naive)
 	if err != nil {
 		return err
 	}
@@ -378,7 +378,7 @@ func (r *run) simGate(ctx context.Context) error {
 	if rec.Sim, err = fidelity.MeasureHistories(ctx, "learned", sim, human, logs, hc); err != nil {
 		return err
 	}
-	if rec.Naive, err = fidelity.MeasureHistories(ctx, "naive", naive, human, logs, hc); err != nil {
+	if rec.Naive, err = fidelity.MeasureHistories(ctx, dialog.Naive.String(), naive, human, logs, hc); err != nil {
 		return err
 	}
 	rec.Pass = rec.Sim.Excess <= g.Bound

@@ -74,7 +74,7 @@ func (r *run) controlStages(k int) []stage {
 	p, rc := r.cfg.Preset, r.cfg.Preset.Recalibration
 	gap := gapCost(p, rc.GapEpisodes)
 	return []stage{
-		{controlStage(k, "human"), r.controlPlay(k), conversationsCost(kindEval, p, r.controlHuman())},
+		{controlStage(k, dialog.Human.String()), r.controlPlay(k), conversationsCost(kindEval, p, r.controlHuman())},
 		{controlStage(k, "refit"), r.controlRefit(k), sftCost(p.Sim, rc.SFT)},
 		{controlStage(k, "gap-refit"), r.controlGap(k, false), gap},
 		{controlStage(k, "rl"), r.controlRL(k), rlCost(p, p.RL.Iterations, 1)},
@@ -88,7 +88,7 @@ func (r *run) controlStages(k int) []stage {
 func (r *run) controlPlay(k int) func(context.Context) error {
 	return func(ctx context.Context) error {
 		start := r.cfg.Preset.LogEpisodes + k*r.controlHuman()
-		return r.playTraining(ctx, r.ckpt(ArmBase), k, start, r.controlHuman(), controlStage(k, "human"), r.controlHumanFile(k))
+		return r.playTraining(ctx, r.ckpt(ArmBase), k, start, r.controlHuman(), controlStage(k, dialog.Human.String()), r.controlHumanFile(k))
 	}
 }
 

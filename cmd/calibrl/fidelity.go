@@ -11,6 +11,7 @@ import (
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/fidelity"
 	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/task"
@@ -21,6 +22,7 @@ import (
 func newFidelityCmd() *cobra.Command {
 	var (
 		taskName, data, sims, out, logs, agents string
+		sliceName                               string
 		temperature                             float64
 		cfg                                     fidelity.Config
 		asJSON                                  bool
@@ -29,7 +31,9 @@ func newFidelityCmd() *cobra.Command {
 		Use:   "fidelity",
 		Short: "Measure how faithfully a user simulator stands in for the human proxy",
 		Long: `fidelity compares each simulator with the human proxy on identical held-out
-contexts (the test split, personas never seen in the logs):
+contexts (the test split, personas never seen in the logs; --slice validation
+plays the validation problems instead, for a study whose test problems must
+stay unread until its verdict):
 
   δ_t, δ̄         total-variation distance between the distributions of user
                  dialogue acts (provide-fact, clarify, accept, reject, leak,
@@ -113,6 +117,16 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 			if cfg.MaxTurns == 0 {
 				cfg.MaxTurns = n.MaxTurns()
 			}
+			slice, err := eval.SliceNamed(sliceName)
+			if err != nil {
+				return fmt.Errorf("--slice: %w", err)
+			}
+			if err := slice.Check(cfg.Instances); err != nil {
+				return fmt.Errorf("--episodes: %w", err)
+			}
+			// The seed names the run; the slice keeps its users apart
+			// from the other slice's (eval --slice does the same).
+			cfg.Start, cfg.Seed = slice.Start, slice.Seed(cfg.Seed)
 			ft, ok := t.(fidelity.Task)
 			if !ok {
 				return fmt.Errorf("task %s cannot be probed", taskName)
@@ -177,6 +191,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 	f.StringVar(&agents, "agents", "", "comma-separated agents for the sim-to-real gap: scripted:PROFILE (or a bare profile), lm:DIR, remote:MODEL (default every scripted profile)")
 	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents; -1 plays greedy, as eval does")
 	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per agent and per probe")
+	f.StringVar(&sliceName, "slice", eval.TestSlice.Name, "part of the test split the agents' episodes and the probes play: test (the first problems, the verdict's) or validation (from problem 20000, users seeded apart; for studies that must not read the test problems). The per-history fidelity always uses validation conversations")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed shared by the simulator and the human")
 	f.IntVar(&cfg.MaxTurns, "max-turns", 0, "turn limit of the agents' episodes (default the task level's: N at hN, else "+strconv.Itoa(level.DefaultMaxTurns)+")")
 	f.IntVar(&cfg.Turns, "turns", 6, "user-turn indexes δ_t covers (0 is the opening)")
