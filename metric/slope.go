@@ -1,0 +1,114 @@
+package metric
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// GroupSlope is the regression of y on x over groups of points that share
+// an unmeasured level (pipelines: each has its own base, simulators and
+// problems' difficulty for its policies), the group as a random effect.
+type GroupSlope struct {
+	// Slopes is each group's least-squares slope of y on x.
+	Slopes []float64
+	// Slope is their mean, [Lo, Hi] its interval at the level asked:
+	// Student's t on groups − 1 degrees of freedom times the slopes'
+	// standard error. This is the two-stage random-slopes estimate: the
+	// groups are the unit, so a slope that differs between groups widens
+	// the interval, and one group's many points do not narrow it.
+	Slope, Lo, Hi float64
+	// Within is the fixed-effects slope (each group's points centred on
+	// their own means, then one least-squares fit), [WithinLo, WithinHi]
+	// its interval from the pooled residuals on N − groups − 1 degrees of
+	// freedom: the reading that treats every point as independent once
+	// the groups' levels are removed, for comparison.
+	Within, WithinLo, WithinHi float64
+	// N is the points, DF the random-slopes interval's degrees of freedom.
+	N, DF int
+}
+
+// Slope is the least-squares slope of ys on xs.
+func Slope(xs, ys []float64) (float64, error) {
+	if len(xs) != len(ys) {
+		return 0, fmt.Errorf("metric: slope of %d y on %d x", len(ys), len(xs))
+	}
+	if len(xs) < 2 {
+		return 0, fmt.Errorf("metric: slope of %d points: need at least 2", len(xs))
+	}
+	sxy, sxx := centredSums(xs, ys)
+	if sxx == 0 {
+		return 0, errors.New("metric: slope: every x is the same")
+	}
+	return sxy / sxx, nil
+}
+
+// centredSums returns Σ(x−x̄)(y−ȳ) and Σ(x−x̄)².
+func centredSums(xs, ys []float64) (sxy, sxx float64) {
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(len(xs))
+	my /= float64(len(ys))
+	for i := range xs {
+		dx := xs[i] - mx
+		sxy += dx * (ys[i] - my)
+		sxx += dx * dx
+	}
+	return sxy, sxx
+}
+
+// SlopeOverGroups fits y on x with xs[g], ys[g] the points of group g, at
+// confidence conf (0.95 for a 95% interval). Each group needs at least two
+// points of different x; the random-slopes interval needs two groups.
+func SlopeOverGroups(xs, ys [][]float64, conf float64) (GroupSlope, error) {
+	var r GroupSlope
+	if len(xs) != len(ys) {
+		return r, fmt.Errorf("metric: %d groups of x, %d of y", len(xs), len(ys))
+	}
+	if len(xs) < 2 {
+		return r, fmt.Errorf("metric: %d groups: the random-slopes interval needs at least 2", len(xs))
+	}
+	if conf <= 0 || conf >= 1 {
+		return r, fmt.Errorf("metric: confidence %v: want a level in (0, 1)", conf)
+	}
+	var sxy, sxx float64
+	for g := range xs {
+		b, err := Slope(xs[g], ys[g])
+		if err != nil {
+			return r, fmt.Errorf("group %d: %w", g, err)
+		}
+		r.Slopes = append(r.Slopes, b)
+		gxy, gxx := centredSums(xs[g], ys[g])
+		sxy += gxy
+		sxx += gxx
+		r.N += len(xs[g])
+	}
+	r.Slope, r.Lo, r.Hi = MeanCILevel(r.Slopes, conf)
+	r.DF = len(r.Slopes) - 1
+
+	// Fixed effects: residuals about each group's own line through its
+	// mean with the common slope; one parameter per group plus the slope.
+	r.Within = sxy / sxx
+	var rss float64
+	for g := range xs {
+		var mx, my float64
+		for i := range xs[g] {
+			mx += xs[g][i]
+			my += ys[g][i]
+		}
+		mx /= float64(len(xs[g]))
+		my /= float64(len(ys[g]))
+		for i := range xs[g] {
+			e := ys[g][i] - my - r.Within*(xs[g][i]-mx)
+			rss += e * e
+		}
+	}
+	df := r.N - len(xs) - 1 // ≥ 1: at least 2 groups of at least 2 points
+	se := math.Sqrt(rss / float64(df) / sxx)
+	t := StudentTQuantile(1-(1-conf)/2, float64(df))
+	r.WithinLo, r.WithinHi = r.Within-t*se, r.Within+t*se
+	return r, nil
+}
