@@ -152,7 +152,7 @@ func TestAbsurdSizesRefusedWithTheLimit(t *testing.T) {
 		{[]string{"reproduce", "--preset", "tiny", "--curves", "-1", "--out", dir}, "--curves -1: want 0 (off)"},
 		{[]string{"reproduce", "--preset", "tiny", "--hacking-decoding", "mode", "--out", dir}, `--hacking-decoding "mode": want greedy or sampled`},
 		{[]string{"horizon", "--preset", "tiny", "--rl-seeds", "100000000", "--out", dir}, "--rl-seeds 100000000: want a value in [1, 100]"},
-		{[]string{"fidelity", "--sim", "naive", "--agents", "scripted:careful", "-n", "2000000000"}, "fidelity: 2000000000 contexts for each of 1 agents, the limit is 349525"},
+		{[]string{"fidelity", "--sim", "naive", "--agents", "scripted:careful", "-n", "2000000000"}, "--episodes: 2000000000 episodes on the test slice: at most 15000"},
 		{[]string{"fidelity", "--sim", "naive", "--agents", "scripted:careful", "-n", "2", "--turns", "2000000000"}, "fidelity: 2000000000 turn indexes, the limit is 1024"},
 		{[]string{"bench", "--batch", "100000000"}, "batch 100000000, the limit is 1024"},
 		{[]string{"bench", "--workers", "100000000"}, "workers 100000000, the limit is 1024"},
