@@ -30,21 +30,22 @@ type GroupSlope struct {
 
 // Slope is the least-squares slope of ys on xs.
 func Slope(xs, ys []float64) (float64, error) {
-	if len(xs) != len(ys) {
-		return 0, fmt.Errorf("metric: slope of %d y on %d x", len(ys), len(xs))
-	}
-	if len(xs) < 2 {
-		return 0, fmt.Errorf("metric: slope of %d points: need at least 2", len(xs))
-	}
-	sxy, sxx := centredSums(xs, ys)
-	if sxx == 0 {
-		return 0, errors.New("metric: slope: every x is the same")
+	sxy, sxx, _, err := centredSums(xs, ys)
+	if err != nil {
+		return 0, err
 	}
 	return sxy / sxx, nil
 }
 
-// centredSums returns Σ(x−x̄)(y−ȳ) and Σ(x−x̄)².
-func centredSums(xs, ys []float64) (sxy, sxx float64) {
+// centredSums returns Σ(x−x̄)(y−ȳ), Σ(x−x̄)² and Σ(y−ȳ)², refusing
+// what has no slope: unequal lengths, fewer than 2 points, one x.
+func centredSums(xs, ys []float64) (sxy, sxx, syy float64, err error) {
+	if len(xs) != len(ys) {
+		return 0, 0, 0, fmt.Errorf("metric: slope of %d y on %d x", len(ys), len(xs))
+	}
+	if len(xs) < 2 {
+		return 0, 0, 0, fmt.Errorf("metric: slope of %d points: need at least 2", len(xs))
+	}
 	var mx, my float64
 	for i := range xs {
 		mx += xs[i]
@@ -53,11 +54,15 @@ func centredSums(xs, ys []float64) (sxy, sxx float64) {
 	mx /= float64(len(xs))
 	my /= float64(len(ys))
 	for i := range xs {
-		dx := xs[i] - mx
-		sxy += dx * (ys[i] - my)
+		dx, dy := xs[i]-mx, ys[i]-my
+		sxy += dx * dy
 		sxx += dx * dx
+		syy += dy * dy
 	}
-	return sxy, sxx
+	if sxx == 0 {
+		return 0, 0, 0, errors.New("metric: slope: every x is the same")
+	}
+	return sxy, sxx, syy, nil
 }
 
 // SlopeOverGroups fits y on x with xs[g], ys[g] the points of group g, at
@@ -74,38 +79,24 @@ func SlopeOverGroups(xs, ys [][]float64, conf float64) (GroupSlope, error) {
 	if conf <= 0 || conf >= 1 {
 		return r, fmt.Errorf("metric: confidence %v: want a level in (0, 1)", conf)
 	}
-	var sxy, sxx float64
+	var sxy, sxx, syy float64
 	for g := range xs {
-		b, err := Slope(xs[g], ys[g])
+		gxy, gxx, gyy, err := centredSums(xs[g], ys[g])
 		if err != nil {
 			return r, fmt.Errorf("group %d: %w", g, err)
 		}
-		r.Slopes = append(r.Slopes, b)
-		gxy, gxx := centredSums(xs[g], ys[g])
-		sxy += gxy
-		sxx += gxx
+		r.Slopes = append(r.Slopes, gxy/gxx)
+		sxy, sxx, syy = sxy+gxy, sxx+gxx, syy+gyy
 		r.N += len(xs[g])
 	}
 	r.Slope, r.Lo, r.Hi = MeanCILevel(r.Slopes, conf)
 	r.DF = len(r.Slopes) - 1
 
-	// Fixed effects: residuals about each group's own line through its
-	// mean with the common slope; one parameter per group plus the slope.
+	// Fixed effects: the common slope through each group's mean; its
+	// residual sum of squares is what the within-group sums leave,
+	// Σ(y−ȳ)² − Sxy²/Sxx (at least 0: rounding of an exact fit aside).
 	r.Within = sxy / sxx
-	var rss float64
-	for g := range xs {
-		var mx, my float64
-		for i := range xs[g] {
-			mx += xs[g][i]
-			my += ys[g][i]
-		}
-		mx /= float64(len(xs[g]))
-		my /= float64(len(ys[g]))
-		for i := range xs[g] {
-			e := ys[g][i] - my - r.Within*(xs[g][i]-mx)
-			rss += e * e
-		}
-	}
+	rss := max(0, syy-sxy*sxy/sxx)
 	df := r.N - len(xs) - 1 // ≥ 1: at least 2 groups of at least 2 points
 	se := math.Sqrt(rss / float64(df) / sxx)
 	t := StudentTQuantile(1-(1-conf)/2, float64(df))

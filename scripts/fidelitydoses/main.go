@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/atomicfile"
+	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/fidelity"
 	"github.com/calibrl/calibrl/figure"
 	"github.com/calibrl/calibrl/metric"
 	"gonum.org/v1/plot"
@@ -34,36 +36,18 @@ import (
 // decodings are the eval files' suffixes, in the order tables show them.
 var decodings = []string{"greedy", "sampled"}
 
-// fidelityFile is the part of `fidelity --json` the study reads.
-type fidelityFile struct {
-	DeltaMean  float64                          `json:"delta_mean"`
-	Gap        float64                          `json:"sim_to_real_gap"`
-	Agents     map[string]struct{ Gap float64 } `json:"agents"`
-	PerHistory *struct {
-		Excess   float64 `json:"excess"`
-		ExcessSE float64 `json:"excess_se"`
-		SimFacts struct {
-			Stated   int     `json:"stated"`
-			Accuracy float64 `json:"accuracy"`
-		} `json:"sim_facts"`
-	} `json:"per_history"`
-}
-
-// evalFile is the part of `eval --json` the study reads.
-type evalFile struct {
-	Success  float64 `json:"success"`
-	Episodes int     `json:"episodes"`
-}
-
 // Sim is one simulator of one pipeline.
 type Sim struct {
 	Name string `json:"name"`
 	// Excess is the per-history act distance to the human proxy beyond the
 	// proxy's own floor (the study's fidelity: 0 is faithful), SE its
 	// standard error; Facts the share of the facts it states that are
-	// true; Delta its δ̄; Gap the base policy's success against it minus
-	// against the human proxy on validation problems.
-	Excess, SE, Facts, Delta, Gap float64
+	// true (nil when it stated none); Delta its δ̄; Gap the base policy's
+	// success against it minus against the human proxy on validation
+	// problems.
+	Excess, SE float64
+	Facts      *float64
+	Delta, Gap float64
 	// Success is each policy's held-out success by "OPT.DECODING".
 	Success map[string]float64 `json:"success"`
 }
@@ -147,7 +131,7 @@ func read(out string) ([]Pipeline, []string, error) {
 		}
 		p := Pipeline{Seed: seed, Base: map[string]float64{}}
 		for _, dec := range decodings {
-			var e evalFile
+			var e eval.Summary
 			if err := readJSON(filepath.Join(dir, "eval", "base."+dec+".json"), &e); err != nil {
 				return nil, nil, err
 			}
@@ -159,17 +143,22 @@ func read(out string) ([]Pipeline, []string, error) {
 		}
 		for _, file := range fids {
 			name := strings.TrimSuffix(filepath.Base(file), ".json")
-			var f fidelityFile
+			var f fidelity.Report
 			if err := readJSON(file, &f); err != nil {
 				return nil, nil, err
 			}
 			if f.PerHistory == nil {
 				return nil, nil, fmt.Errorf("%s: no per_history field (measure with --histories > 0)", file)
 			}
-			s := Sim{Name: name, Excess: f.PerHistory.Excess, SE: f.PerHistory.ExcessSE, Facts: f.PerHistory.SimFacts.Accuracy,
-				Delta: f.DeltaMean, Gap: f.Gap, Success: map[string]float64{}}
+			if len(f.Agents) != 1 {
+				return nil, nil, fmt.Errorf("%s: %d agents' gaps, want the base's alone", file, len(f.Agents))
+			}
+			s := Sim{Name: name, Excess: f.PerHistory.Excess, SE: f.PerHistory.ExcessSE, Delta: f.DeltaMean, Success: map[string]float64{}}
+			if f.PerHistory.SimFacts != nil {
+				s.Facts = f.PerHistory.SimFacts.Accuracy
+			}
 			for _, a := range f.Agents {
-				s.Gap = a.Gap // the one agent the script measures: the base, signed
+				s.Gap = a.Gap // signed, unlike the report's mean |gap|
 			}
 			evals, err := filepath.Glob(filepath.Join(dir, "eval", name, "*.json"))
 			if err != nil {
@@ -180,7 +169,7 @@ func read(out string) ([]Pipeline, []string, error) {
 				if !ok || !slices.Contains(decodings, dec) {
 					return nil, nil, fmt.Errorf("%s: want OPTIMIZER.DECODING.json, DECODING one of %v", e, decodings)
 				}
-				var ev evalFile
+				var ev eval.Summary
 				if err := readJSON(e, &ev); err != nil {
 					return nil, nil, err
 				}
@@ -264,7 +253,11 @@ func write(w io.Writer, pipes []Pipeline, fits []Fit) error {
 		fmt.Fprintf(w, "| simulator | excess ± se | facts true | δ̄ | base gap | %s |\n", strings.Join(cols, " | "))
 		fmt.Fprintf(w, "| --- | --- | --- | --- | --- |%s\n", strings.Repeat(" --- |", len(cols)))
 		for _, s := range p.Sims {
-			fmt.Fprintf(w, "| %s | %+.3f ± %.3f | %.3f | %.3f | %+.3f |", s.Name, s.Excess, s.SE, s.Facts, s.Delta, s.Gap)
+			facts := "none stated"
+			if s.Facts != nil {
+				facts = fmt.Sprintf("%.3f", *s.Facts)
+			}
+			fmt.Fprintf(w, "| %s | %+.3f ± %.3f | %s | %.3f | %+.3f |", s.Name, s.Excess, s.SE, facts, s.Delta, s.Gap)
 			for _, f := range fits {
 				if v, ok := s.Success[f.Optimizer+"."+f.Decoding]; ok {
 					fmt.Fprintf(w, " %.3f |", v)
