@@ -164,3 +164,14 @@ func TestEvalRefusesMoreProblemsThanTheDataHolds(t *testing.T) {
 		t.Fatalf("eval --slice validation on 3 test problems: got %v, want a refusal naming the slice's start", err)
 	}
 }
+
+// fidelity on data of finite size refuses a slice past its problems as
+// eval does, naming the slice's first problem and what the split holds.
+func TestFidelityRefusesASlicePastTheData(t *testing.T) {
+	gsm, _ := filepath.Abs("../../task/testdata/gsm8k")
+	_, err := run(t, "fidelity", "--task", "mathchat", "--data", gsm, "--agents", "scripted:careful", "--histories", "0",
+		"--slice", "validation", "-n", "2")
+	if err == nil || !strings.Contains(err.Error(), "from problem 20000") || !strings.Contains(err.Error(), "holds 3 problems") {
+		t.Fatalf("fidelity --slice validation on 3 test problems: got %v, want a refusal naming problem 20000 and 3", err)
+	}
+}

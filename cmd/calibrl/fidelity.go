@@ -124,6 +124,11 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 			if err := slice.Check(cfg.Instances); err != nil {
 				return fmt.Errorf("--episodes: %w", err)
 			}
+			// Data of finite size (--data) may hold fewer problems than
+			// the slice asks: refused as eval refuses it.
+			if err := checkProblems(t, taskName, eval.TestSlice.Name, slice.Start, cfg.Instances); err != nil {
+				return err
+			}
 			// The seed names the run; the slice keeps its users apart
 			// from the other slice's (eval --slice does the same).
 			cfg.Start, cfg.Seed = slice.Start, slice.Seed(cfg.Seed)
