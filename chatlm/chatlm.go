@@ -252,10 +252,12 @@ type GenConfig struct {
 	Temperature float64
 	// TopP nucleus; 1 keeps all. Default 1.
 	TopP float64
-	// Allow, when set, restricts the turn's token after n new tokens to
-	// the ids it returns (lm.SampleConfig.Allow): benchmarks give turns a
-	// fixed shape with it. Default nil.
-	Allow func(n int) []int `json:"-"`
+	// Allow, when set, restricts conversation i's next token, after the
+	// turn's ids so far (the sampler's: copy them to keep them), to the
+	// ids it returns, nil for any (lm.SampleConfig.Allow): benchmarks give
+	// turns a fixed shape with it; a simulator copies the numbers it
+	// holds (User.CopyNumbers). Default nil.
+	Allow func(i int, ids []int) []int `json:"-"`
 	// Observe, when set, is called after every sampled token that does not
 	// end conversation i's turn, with the turn's ids so far (the ids are
 	// the sampler's: copy them to keep them). A server streams the turn as
@@ -316,7 +318,7 @@ func (m *Model) GenerateKV(convs [][]tokenizer.Message, role string, gc GenConfi
 	}
 	comps, err := m.LM.SampleKV(prompts, kvs, lm.SampleConfig{
 		Temperature: gc.Temperature, TopP: gc.TopP, MaxNewTokens: gc.MaxNewTokens, Stop: m.Tok.StopIDs(),
-		Force: observe(m.forcer(tool, convs), gc.Observe), MaxForced: maxForced(tool, gc.MaxNewTokens), Allow: allow(gc.Allow),
+		Force: observe(m.forcer(tool, convs), gc.Observe), MaxForced: maxForced(tool, gc.MaxNewTokens), Allow: gc.Allow,
 	}, rngs)
 	if err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
@@ -334,13 +336,6 @@ func (m *Model) GenerateKV(convs [][]tokenizer.Message, role string, gc GenConfi
 		}
 	}
 	return out, nil
-}
-
-func allow(f func(int) []int) func(int, int) []int {
-	if f == nil {
-		return nil
-	}
-	return func(_, n int) []int { return f(n) }
 }
 
 // observe calls see with every token's turn so far before force writes

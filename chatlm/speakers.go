@@ -122,15 +122,20 @@ type User struct {
 	// outcomes (UserMessages).
 	Judge Judge
 	Gen   GenConfig
+	// CopyNumbers restricts every number a turn states to the numbers
+	// its problem holds (copy.go): the user spec learned+copy:DIR.
+	CopyNumbers bool
 
-	mu sync.Mutex
+	mu         sync.Mutex // guards the model and copyTokens
+	copyTokens *copyTokens
 }
 
 type userSession struct {
 	user   *User
 	oracle *dialog.Oracle
 	rng    *rand.Rand
-	kv     *lm.KV // as AgentSession's
+	kv     *lm.KV        // as AgentSession's
+	copier *numberCopier // with CopyNumbers, built at its first turn
 }
 
 // KeepContext is AgentSession.KeepContext for the simulator.
@@ -219,7 +224,19 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 		rngs[i], kvs[i] = own[i].rng, own[i].kv
 	}
 	u.mu.Lock()
-	turns, err := u.Model.GenerateKV(convs, string(dialog.RoleUser), u.Gen, rngs, nil, kvs)
-	u.mu.Unlock()
+	defer u.mu.Unlock()
+	gc := u.Gen
+	if u.CopyNumbers {
+		if u.copyTokens == nil {
+			u.copyTokens = newCopyTokens(u.Model.Tok, u.Model.LM.Config.VocabSize)
+		}
+		for _, s := range own {
+			if s.copier == nil {
+				s.copier = newNumberCopier(u.copyTokens, s.oracle)
+			}
+		}
+		gc.Allow = func(i int, ids []int) []int { return own[i].copier.allow(u.Model.Tok.Decode(ids)) }
+	}
+	turns, err := u.Model.GenerateKV(convs, string(dialog.RoleUser), gc, rngs, nil, kvs)
 	return turns, own, err
 }

@@ -79,8 +79,8 @@ func TestSequencesReproduceSampling(t *testing.T) {
 	digit := repeatable(t, m)
 	end, _ := m.Tok.SpecialID(tokenizer.End)
 	// Turns of three digits and <|end|>: clean, and they re-render.
-	shaped := chatlm.GenConfig{MaxNewTokens: 4, Temperature: 1, TopP: 1, Allow: func(n int) []int {
-		if n < 3 {
+	shaped := chatlm.GenConfig{MaxNewTokens: 4, Temperature: 1, TopP: 1, Allow: func(_ int, sofar []int) []int {
+		if len(sofar) < 3 {
 			return []int{digit}
 		}
 		return []int{end}

@@ -1,7 +1,6 @@
 package fidelity
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -34,8 +33,6 @@ const (
 var Acts = []Act{ProvideFact, Clarify, Accept, Reject, Leak, End, Other, Gone}
 
 var (
-	numberRE = regexp.MustCompile(`-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?`)
-
 	rejectCues = []string{"doesn't match", "does not match", "not right", "not what i", "not it", "that's wrong",
 		"didn't make it better", "changed back", "doesn't look quite right", "is wrong",
 		"still not", "doesn't look right", "try again", "not correct", "isn't right", "undid", "undo",
@@ -105,12 +102,12 @@ func leaks(o *dialog.Oracle, msg string) bool {
 		return strings.Contains(strings.ToLower(msg), strings.ToLower(o.Truth))
 	}
 	for _, f := range o.Facts {
-		if canonNumber(f.Value) == truth {
+		if dialog.CanonNumber(f.Value) == truth {
 			return false // the number is also a given fact: ambiguous, not a leak
 		}
 	}
-	for _, n := range numberRE.FindAllString(msg, -1) {
-		if canonNumber(n) == truth {
+	for _, n := range dialog.NumberPattern.FindAllString(msg, -1) {
+		if dialog.CanonNumber(n) == truth {
 			return true
 		}
 	}
@@ -159,14 +156,14 @@ func sentences(text string) []string {
 // of its cue words, or a concrete edit's new text.
 func providesFact(o *dialog.Oracle, msg, low string) bool {
 	nums := map[string]bool{}
-	for _, n := range numberRE.FindAllString(msg, -1) {
-		nums[canonNumber(n)] = true
+	for _, n := range dialog.NumberPattern.FindAllString(msg, -1) {
+		nums[dialog.CanonNumber(n)] = true
 	}
 	for _, f := range o.Facts {
 		if !f.Hidden {
 			continue
 		}
-		v := canonNumber(f.Value)
+		v := dialog.CanonNumber(f.Value)
 		if v != "" && nums[v] && (len(f.Cues) == 0 || hasAny(low, f.Cues)) {
 			return true
 		}
@@ -182,8 +179,6 @@ func providesFact(o *dialog.Oracle, msg, low string) bool {
 	return false
 }
 
-// canonNumber normalises "1,200", "1200.0" and "$1200" alike; "" when s
-// holds no number.
 // numericTruth is o's ground truth in canonical form when the truth is a
 // number and nothing else (mathchat's "42"), and "" otherwise. A truth
 // that merely holds a number, such as support's tool call "[change booking
@@ -191,20 +186,8 @@ func providesFact(o *dialog.Oracle, msg, low string) bool {
 // the booking fact's own id and no reply ever counted as a leak.
 func numericTruth(o *dialog.Oracle) string {
 	t := strings.TrimSpace(o.Truth)
-	if t == "" || numberRE.FindString(t) != t {
+	if t == "" || dialog.NumberPattern.FindString(t) != t {
 		return ""
 	}
-	return canonNumber(t)
-}
-
-func canonNumber(s string) string {
-	n := numberRE.FindString(s)
-	if n == "" {
-		return ""
-	}
-	n = strings.ReplaceAll(n, ",", "")
-	if strings.Contains(n, ".") && !strings.Contains(n, "/") {
-		n = strings.TrimRight(strings.TrimRight(n, "0"), ".")
-	}
-	return n
+	return dialog.CanonNumber(t)
 }

@@ -265,7 +265,7 @@ func scoreHistories(rep *HistoryReport, eps []dialog.Episode, convs [][]logConte
 	convN := make([]int, len(convs))
 	for i := range convs {
 		o := &eps[i].Oracle
-		known := knownNumbers(o)
+		known := o.KnownNumbers()
 		if len(o.Facts) > 0 {
 			withFacts = true
 		}
@@ -335,32 +335,11 @@ func clusteredSE(sums []float64, n []int, mean float64) float64 {
 	return math.Sqrt(ss*float64(clusters)/float64(clusters-1)) / total
 }
 
-// knownNumbers are the canonical numbers the problem holds: every number
-// of the instruction (and of the opening, its vague form), of each fact's
-// value and of the truth. Each number
-// of a value counts ("2026-06-11" gives three), so a date or an id is
-// checked piece by piece.
-func knownNumbers(o *dialog.Oracle) map[string]bool {
-	known := map[string]bool{}
-	add := func(s string) {
-		for _, n := range numberRE.FindAllString(s, -1) {
-			known[canonNumber(n)] = true
-		}
-	}
-	add(o.Instruction)
-	add(o.Opening)
-	add(o.Truth)
-	for _, f := range o.Facts {
-		add(f.Value)
-	}
-	return known
-}
-
 // countFacts adds the numbers msg states to f.
 func countFacts(f *Facts, known map[string]bool, msg string) {
-	for _, n := range numberRE.FindAllString(msg, -1) {
+	for _, n := range dialog.NumberPattern.FindAllString(msg, -1) {
 		f.Stated++
-		if known[canonNumber(n)] {
+		if known[dialog.CanonNumber(n)] {
 			f.True++
 		}
 	}

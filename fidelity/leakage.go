@@ -38,7 +38,7 @@ func AsksTruth(o *dialog.Oracle, msg string) bool {
 	if !isQuestion(msg) || !askTruthRE.MatchString(msg) {
 		return false
 	}
-	if o.Draft == "" && numericTruth(o) != "" && numberRE.MatchString(msg) {
+	if o.Draft == "" && numericTruth(o) != "" && dialog.NumberPattern.MatchString(msg) {
 		return false
 	}
 	return true

@@ -31,12 +31,13 @@ type SampleConfig struct {
 	// Default (0) defaultMaxForced, a calculator's result.
 	MaxForced int `json:"-"`
 	// Allow, when set, is asked before every token of sequence seq with
-	// the number of new tokens so far, and the token is drawn among the
-	// ids it returns only (nil: the whole vocabulary), renormalised as
-	// top-p renormalises; LogProbs stay the model's own, over the whole
-	// vocabulary. Benchmarks use it to give turns a fixed shape whatever
-	// the weights. Default nil.
-	Allow func(seq, n int) []int `json:"-"`
+	// its new tokens so far (the sampler's: copy them to keep them), and
+	// the token is drawn among the ids it returns only (nil: the whole
+	// vocabulary), renormalised as top-p renormalises; LogProbs stay the
+	// model's own, over the whole vocabulary. Benchmarks use it to give
+	// turns a fixed shape whatever the weights; a simulator to copy the
+	// numbers it holds (chatlm.User.CopyNumbers). Default nil.
+	Allow func(seq int, tokens []int) []int `json:"-"`
 }
 
 // DefaultSampleConfig returns the defaults documented on SampleConfig.
@@ -216,7 +217,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 			c := &out[s]
 			var allow []int
 			if sc.Allow != nil {
-				if allow = sc.Allow(s, len(c.Tokens)); allow != nil {
+				if allow = sc.Allow(s, c.Tokens); allow != nil {
 					if err := checkAllowed(allow, cfg.VocabSize); err != nil {
 						return nil, fmt.Errorf("sample: sequence %d: %w", s, err)
 					}

@@ -258,8 +258,8 @@ func TestPickToken(t *testing.T) {
 // stay the model's own over the whole vocabulary.
 func TestSampleAllow(t *testing.T) {
 	m := sampleModel(t, 2)
-	allow := func(_, n int) []int {
-		if n < 3 {
+	allow := func(_ int, sofar []int) []int {
+		if len(sofar) < 3 {
 			return []int{5, 3}
 		}
 		return []int{7}
@@ -289,7 +289,7 @@ func TestSampleAllow(t *testing.T) {
 			}
 		}
 	}
-	if _, err := m.Sample([][]int{prompt}, SampleConfig{TopP: 1, MaxNewTokens: 2, Allow: func(int, int) []int { return []int{99} }}, []*rand.Rand{nil}); err == nil {
+	if _, err := m.Sample([][]int{prompt}, SampleConfig{TopP: 1, MaxNewTokens: 2, Allow: func(int, []int) []int { return []int{99} }}, []*rand.Rand{nil}); err == nil {
 		t.Fatal("Allow outside the vocabulary: want an error")
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/spec"
@@ -365,9 +366,22 @@ func (r *run) staticReward(name string) (string, bool) {
 	return a.partner.staticReward, ok && a.partner.staticReward != ""
 }
 
+// learnedSim loads a simulator the run fitted in dir (its calibrated
+// one, a recalibration round's), copying the numbers it holds when the
+// run says so (Config.SimCopy): every place the run plays one loads it
+// here.
+func (r *run) learnedSim(dir string) (*chatlm.User, error) {
+	sim, err := spec.LearnedUser(r.t, dir)
+	if err != nil {
+		return nil, err
+	}
+	sim.CopyNumbers = r.cfg.SimCopy
+	return sim, nil
+}
+
 // calibratedSim is the run's calibrated simulator (checkpoints/sim).
 func (r *run) calibratedSim() (dialog.User, error) {
-	sim, err := spec.LearnedUser(r.t, r.ckpt("sim"))
+	sim, err := r.learnedSim(r.ckpt("sim"))
 	if err != nil {
 		return nil, err // not a typed nil in the interface
 	}

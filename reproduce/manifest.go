@@ -71,6 +71,8 @@ type runConfig struct {
 	// RLIterations is Config.RLIterations; RL holds them too.
 	RLIterations int       `json:"rl_iterations,omitempty"`
 	Curves       int       `json:"curves,omitempty"`
+	// SimCopy is Config.SimCopy.
+	SimCopy bool `json:"sim_copy,omitempty"`
 	TuneGrid     []float64 `json:"tune_grid,omitempty"`
 	TuneEpisodes int       `json:"tune_episodes,omitempty"`
 	// FilteredBC is the filtered-BC arm's trainer config, nil without it.
@@ -97,7 +99,8 @@ func (r *run) runConfig() runConfig {
 	c := runConfig{Format: manifestFormat, Task: r.cfg.Task, Preset: p.Name, Profiles: r.cfg.Profiles, RL: r.rlConfig(0),
 		Policy: p.Policy, Sim: p.Sim, PolicySFT: p.PolicySFT.Config(r.cfg.Seed), SimSFT: p.SimSFT.Config(r.cfg.Seed),
 		LogEpisodes: p.LogEpisodes, EvalEpisodes: p.EvalEpisodes, MaxTurns: p.MaxTurns, RLSeeds: &seeds, EvalDecodings: decodingNames(),
-		StaticPrompts: r.cfg.StaticPrompts, StaticTokens: r.cfg.StaticTokens, RLIterations: r.cfg.RLIterations, Curves: r.cfg.Curves}
+		StaticPrompts: r.cfg.StaticPrompts, StaticTokens: r.cfg.StaticTokens, RLIterations: r.cfg.RLIterations, Curves: r.cfg.Curves,
+		SimCopy: r.cfg.SimCopy}
 	if r.slice() != eval.TestSlice {
 		c.EvalSlice = r.slice().Name
 	}
@@ -223,6 +226,7 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"rl.LR", old.RL.LR, now.RL.LR, "the preset's RL learning rate, which another calibrl version may set otherwise"},
 		{"optimizer_lrs", heldLRs(old, now), heldLRs(now, old), "the preset's learning rates of the other optimizers"},
 		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
+		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy"},
 		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},
 		{"static_reward", cmp.Or(old.StaticReward, train.StaticOutcome), r.staticRewardsName(), "--static-reward"},
 		{"static_fill", old.StaticFill, r.cfg.StaticFill, "--static-fill"},

@@ -56,7 +56,6 @@ import (
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/sft"
-	"github.com/calibrl/calibrl/spec"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -152,7 +151,7 @@ func (r *run) grpoAgainst(ctx context.Context, from, sim string, cfg train.RLCon
 	if err != nil {
 		return err
 	}
-	su, err := spec.LearnedUser(r.t, sim)
+	su, err := r.learnedSim(sim)
 	if err != nil {
 		return err
 	}
@@ -227,7 +226,7 @@ func (r *run) measureGap(g gapRun) func(context.Context) error {
 		if err != nil {
 			return err
 		}
-		su, err := spec.LearnedUser(r.t, g.sim)
+		su, err := r.learnedSim(g.sim)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/calibrl/calibrl/fidelity"
 )
 
 // The gate runs before RL in every run: the tiny run's folder holds its
@@ -28,10 +30,21 @@ func TestSimGateRecordAndReport(t *testing.T) {
 	if rec.Sim.Histories == 0 || rec.Sim.Histories != rec.Naive.Histories || rec.Mode != SimGateWarn || rec.Bound != DefaultSimGateBound {
 		t.Fatalf("gate record %+v: want both simulators on the same histories, warn mode, the default bound", rec)
 	}
-	if rec.Pass != (rec.Sim.Excess <= rec.Bound) {
-		t.Errorf("pass %v with excess %.3f and bound %.3f", rec.Pass, rec.Sim.Excess, rec.Bound)
+	if rec.Gap == nil || rec.Gap.Problems != tinyConfig(t).Preset.EvalEpisodes || rec.GapBound != DefaultSimGateGapBound {
+		t.Fatalf("gate record's gap %+v (bound %v): want the base on the preset's %d evaluation episodes, the default bound",
+			rec.Gap, rec.GapBound, tinyConfig(t).Preset.EvalEpisodes)
 	}
-	t.Logf("tiny seed 3: calibrated %s; naive %s", rec.Sim, rec.Naive)
+	judged := rec
+	judged.judge()
+	if rec.Pass != judged.Pass || strings.Join(rec.Failed, ",") != strings.Join(judged.Failed, ",") {
+		t.Errorf("recorded pass %v failed %q; its own figures give %v %q", rec.Pass, rec.Failed, judged.Pass, judged.Failed)
+	}
+	for _, name := range []string{".human.episodes.jsonl", ".sim.episodes.jsonl"} {
+		if _, err := os.Stat(filepath.Join(out, gateGapFile+name)); err != nil {
+			t.Errorf("the gap's conversations: %v", err)
+		}
+	}
+	t.Logf("tiny seed 3: calibrated %s; naive %s; base gap %+.3f (sim %.3f, human %.3f)", rec.Sim, rec.Naive, rec.Gap.Gap, rec.Gap.SimScore, rec.Gap.HumanScore)
 	report, err := os.ReadFile(filepath.Join(out, "report.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -79,5 +92,46 @@ func TestSimGateRefusesBeforeRL(t *testing.T) {
 	cfg.SimGate.Mode = "strict"
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "sim gate") {
 		t.Errorf("unknown gate mode: %v, want an error naming the sim gate", err)
+	}
+}
+
+// Each check fails on its own figure alone: acts on the per-history
+// excess, facts on the share of false stated facts (skipped where none
+// were stated), the success gap on |gap| either way; a record without a
+// gap (written before the gate measured one) is judged on the rest.
+func TestSimGateJudge(t *testing.T) {
+	acc := func(a float64) *fidelity.Facts { return &fidelity.Facts{Stated: 100, True: int(a * 100), Accuracy: &a} }
+	gap := func(d float64) *SimToReal { return &SimToReal{Gap: d, Problems: 500} }
+	for _, c := range []struct {
+		name   string
+		excess float64
+		facts  *fidelity.Facts
+		gap    *SimToReal
+		want   string
+	}{
+		{"all within", 0.09, acc(0.95), gap(-0.04), ""},
+		{"acts", 0.11, acc(0.95), gap(0.01), gateActs},
+		{"facts", 0.05, acc(0.88), gap(0.01), gateFacts},
+		{"no facts stated", 0.05, &fidelity.Facts{}, gap(0.01), ""},
+		{"task without facts", 0.05, nil, gap(0.01), ""},
+		{"gap below", 0.05, acc(0.99), gap(-0.176), gateGap},
+		{"gap above", 0.05, acc(0.99), gap(+0.06), gateGap},
+		{"old record", 0.05, acc(0.99), nil, ""},
+		{"every one", 0.2, acc(0.5), gap(-0.3), gateActs + "," + gateFacts + "," + gateGap},
+	} {
+		rec := SimFidelity{Bound: DefaultSimGateBound, GapBound: DefaultSimGateGapBound, Gap: c.gap,
+			Sim: fidelity.HistoryReport{Excess: c.excess, SimFacts: c.facts}}
+		rec.judge()
+		if got := strings.Join(rec.Failed, ","); got != c.want || rec.Pass != (c.want == "") {
+			t.Errorf("%s: failed %q pass %v, want %q", c.name, got, rec.Pass, c.want)
+		}
+		if !rec.Pass {
+			msg := rec.failures()
+			for _, f := range rec.Failed {
+				if want := map[string]string{gateActs: "excess", gateFacts: "stated facts false", gateGap: "success gap"}[f]; !strings.Contains(msg, want) {
+					t.Errorf("%s: %q does not say %q", c.name, msg, want)
+				}
+			}
+		}
 	}
 }

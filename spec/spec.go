@@ -59,12 +59,18 @@ func Agents(s string) []string {
 //	naive                   the task's prompted-style simulator with its artifacts
 //	learned:DIR             a calibrated simulator checkpoint (train-sim)
 //	learned-nocontext:DIR   the same without the oracle context (the ablation)
+//	learned+copy:DIR        a calibrated simulator whose every stated number
+//	                        is one its problem holds (chatlm.User.CopyNumbers)
 //	remote:MODEL            an LLM behind an OpenAI-compatible endpoint, role-playing from the oracle context
 func User(t task.Task, s string) (dialog.User, error) {
 	name, arg, _ := strings.Cut(s, ":")
+	name, opts, _ := strings.Cut(name, "+")
 	kind, err := dialog.ParseUserKind(name)
 	if err != nil {
-		return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
+		return nil, fmt.Errorf("unknown user %q (want %s)", s, userSpecs)
+	}
+	if opts != "" && kind != dialog.Learned && kind != dialog.LearnedNoContext {
+		return nil, fmt.Errorf("user %q: +%s: only a learned simulator takes options (learned+copy:DIR)", s, opts)
 	}
 	switch kind {
 	case dialog.Remote:
@@ -84,10 +90,26 @@ func User(t task.Task, s string) (dialog.User, error) {
 		if err != nil {
 			return nil, err
 		}
+		for _, o := range strings.Split(opts, "+") {
+			switch o {
+			case "":
+			case CopyNumbers:
+				u.CopyNumbers = true
+			default:
+				return nil, fmt.Errorf("user %q: unknown option %q (known: %s)", s, o, CopyNumbers)
+			}
+		}
 		return u, nil
 	}
-	return nil, fmt.Errorf("unknown user %q (want human, naive, learned:DIR, learned-nocontext:DIR or remote:MODEL)", s)
+	return nil, fmt.Errorf("unknown user %q (want %s)", s, userSpecs)
 }
+
+// CopyNumbers is the learned simulator's option that restricts the
+// numbers it states to its problem's (learned+copy:DIR).
+const CopyNumbers = "copy"
+
+// userSpecs names the user specs for errors.
+const userSpecs = "human, naive, learned:DIR, learned-nocontext:DIR, learned+copy:DIR or remote:MODEL"
 
 // LearnedUser loads the simulator checkpoint in dir (train-sim's) as a
 // user of task t, conditioned as it was trained: on the oracle context

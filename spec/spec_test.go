@@ -47,6 +47,8 @@ func TestNamesBuildOrExplain(t *testing.T) {
 		{false, "human:extra", "unknown user"},
 		{false, "learned:", "name the checkpoint folder"},
 		{false, "alien", "unknown user"},
+		{false, "naive+copy", "only a learned simulator takes options"},
+		{false, "human+copy", "only a learned simulator takes options"},
 	}
 	for _, b := range bad {
 		var err error
@@ -86,6 +88,16 @@ func TestLearnedUserPlaysAsTrained(t *testing.T) {
 		}
 		if _, err := User(tk, "learned-nocontext:"+dir); err == nil || !strings.Contains(err.Error(), "learned:") {
 			t.Errorf("learned-nocontext on an oracle-context simulator: %v", err)
+		}
+		if u.(*chatlm.User).CopyNumbers {
+			t.Errorf("learned:DIR copies numbers; only learned+copy:DIR does")
+		}
+		cu, err := User(tk, "learned+copy:"+dir)
+		if err != nil || !cu.(*chatlm.User).CopyNumbers || (cu.(*chatlm.User).Judge != nil) != judged {
+			t.Errorf("learned+copy:DIR: %v, want the same simulator copying the numbers it holds", err)
+		}
+		if _, err := User(tk, "learned+paste:"+dir); err == nil || !strings.Contains(err.Error(), `unknown option "paste"`) {
+			t.Errorf("learned+paste: %v, want the unknown option named", err)
 		}
 	}
 }

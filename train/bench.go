@@ -122,8 +122,8 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 	}
 	end, _ := tok.SpecialID(tokenizer.End)
 	shape := func(n int) chatlm.GenConfig {
-		return chatlm.GenConfig{MaxNewTokens: n, Temperature: 1, TopP: 1, Allow: func(i int) []int {
-			if i < n-1 {
+		return chatlm.GenConfig{MaxNewTokens: n, Temperature: 1, TopP: 1, Allow: func(_ int, sofar []int) []int {
+			if len(sofar) < n-1 {
 				return letters
 			}
 			return []int{end}

@@ -256,7 +256,7 @@ resumable (run the same command again after an interruption).`,
 	f.IntVar(&turnCredit, "turn-credit", 0, "GRPO: on-policy continuations per agent turn for turn-level advantages (0: off, one advantage per conversation); needs --loss-mean token, the preset's")
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&userName, "user", dialog.Naive.String(), "training user for grpo/static: naive, learned:DIR, human")
+	f.StringVar(&userName, "user", dialog.Naive.String(), "training user for grpo/static: naive, learned:DIR, learned+copy:DIR, human")
 	f.StringVar(&initDir, "init", "", "policy checkpoint to start RL from")
 	f.StringVar(&out, "out", "", "checkpoint folder to write (required)")
 	f.StringVar(&logs, "logs", "", "logged episodes (sft, static), or your own human logs (convert-logs; sft)")

@@ -1,0 +1,142 @@
+package chatlm
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/calibrl/calibrl/dialog"
+	"github.com/calibrl/calibrl/tokenizer"
+)
+
+// A simulator that copies the numbers it holds. A fitted simulator is
+// conditioned on the oracle context (the instruction, the facts, the
+// truth) and still misstates what it holds: "A-912" for "A-921",
+// mathchat's seed-3 simulator stating 13% of its numbers wrong. Each such
+// turn gives the agent a different problem from the one it is scored
+// on, so the simulator's success drifts from a person's. User.CopyNumbers
+// removes that cause at decoding time: every number a turn states must
+// be one the problem holds (dialog.Oracle.KnownNumbers, the facts check's
+// own definition), digit by digit. The model still chooses whether and
+// which number to state, and everything else; only a digit that would
+// make a number no held one begins with, or a non-digit that would end a
+// number held by none, is never drawn. The turn's probabilities among the
+// allowed tokens keep their ratios (lm.SampleConfig.Allow).
+//
+// Numbers are read as NumberPattern reads them, unsigned: digits joined
+// by '.' or '/' ("2.5", "3/4"); a sign, a comma or any other character
+// ends a number, so "A-921" states 921 and "1,200" states 1 and 200. A
+// '.' or '/' after a number may end a sentence as well as continue the
+// number, so it is allowed where either is; the token after it decides.
+
+// numberRun is the number a turn's text ends in, possibly with the '.' or
+// '/' that may continue it.
+var numberRun = regexp.MustCompile(`\d+(?:[./]\d+)*[./]?$`)
+
+// innerRuns are the numbers of a piece of text.
+var innerRuns = regexp.MustCompile(`\d+(?:[./]\d+)*`)
+
+// copyTokens sorts a tokenizer's ids once per simulator: the ones whose
+// text holds a digit or begins with a separator are judged one by one,
+// every other (the closing tokens included) only ends the number a turn
+// is in.
+type copyTokens struct {
+	text    []string // id's text; "" for specials and ids past the tokenizer
+	numeric []int
+	plain   []int
+}
+
+func newCopyTokens(tok *tokenizer.Tokenizer, vocab int) *copyTokens {
+	text := make([]string, vocab)
+	for id := range text {
+		if id < tok.VocabSize() && !tok.IsSpecial(id) {
+			text[id] = tok.Decode([]int{id})
+		}
+	}
+	return sortCopyTokens(text)
+}
+
+// sortCopyTokens sorts ids by their text.
+func sortCopyTokens(text []string) *copyTokens {
+	c := &copyTokens{text: text}
+	for id, t := range text {
+		if strings.ContainsAny(t, "0123456789") || strings.HasPrefix(t, ".") || strings.HasPrefix(t, "/") {
+			c.numeric = append(c.numeric, id)
+		} else {
+			c.plain = append(c.plain, id)
+		}
+	}
+	return c
+}
+
+// numberCopier is one conversation's constraint: the numbers its problem
+// holds, every prefix of them, and the allowed ids after each number a
+// turn has ended in so far.
+type numberCopier struct {
+	tokens *copyTokens
+	known  map[string]bool // unsigned canonical numbers
+	prefix map[string]bool // every non-empty prefix of them
+	cache  map[string][]int
+}
+
+func newNumberCopier(tokens *copyTokens, o *dialog.Oracle) *numberCopier {
+	c := &numberCopier{tokens: tokens, known: map[string]bool{}, prefix: map[string]bool{}, cache: map[string][]int{}}
+	for n := range o.KnownNumbers() {
+		n = strings.TrimPrefix(n, "-")
+		if n == "" {
+			continue
+		}
+		c.known[n] = true
+		for i := 1; i <= len(n); i++ {
+			c.prefix[n[:i]] = true
+		}
+	}
+	return c
+}
+
+// allow is the ids that may follow a turn whose text so far is text; nil
+// when every id may.
+func (c *numberCopier) allow(text string) []int {
+	run := numberRun.FindString(text)
+	if ids, ok := c.cache[run]; ok {
+		return ids
+	}
+	var ids []int
+	if c.fits(run, "") {
+		ids = append(ids, c.tokens.plain...)
+	}
+	for _, id := range c.tokens.numeric {
+		if c.fits(run, c.tokens.text[id]) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == len(c.tokens.text) || len(ids) == 0 {
+		// Nothing to restrict; or a run no held number begins with (only
+		// text the constraint did not write can end in one): let the
+		// model go on rather than stop the episode.
+		ids = nil
+	}
+	c.cache[run] = ids
+	return ids
+}
+
+// fits reports whether text run followed by x states only held numbers:
+// each number x closes is held, and one still open at the end begins a
+// held number (or, ending in a separator, may be one that ended).
+func (c *numberCopier) fits(run, x string) bool {
+	y := run + x
+	closed := x == "" // a plain token ends the run
+	for _, loc := range innerRuns.FindAllStringIndex(y, -1) {
+		n, end := y[loc[0]:loc[1]], loc[1]
+		switch {
+		case end == len(y) && closed:
+			return c.known[n]
+		case end == len(y):
+			return c.prefix[n]
+		case end == len(y)-1 && (y[end] == '.' || y[end] == '/') && !closed:
+			return c.known[n] || c.prefix[y[loc[0]:]]
+		case !c.known[n]:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,72 @@
+package chatlm_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/chatlm/chatlmtest"
+	"github.com/calibrl/calibrl/dialog"
+)
+
+// An untrained simulator states numbers at random; with CopyNumbers every
+// number of every turn is one its problem holds (the facts check's own
+// reading), greedy and sampled, and the same seeds give the same turns.
+func TestUserCopiesTheNumbersItHolds(t *testing.T) {
+	eps := chatlmtest.AddEpisodes(24, 3)
+	m := chatlmtest.TinyModel(t, eps)
+	play := func(copyNumbers bool, temp float64) (stated, held int, turns []string) {
+		u := &chatlm.User{Model: m, Oracle: true, CopyNumbers: copyNumbers, Gen: chatlm.GenConfig{MaxNewTokens: 48, Temperature: temp, TopP: 1}}
+		var sessions []dialog.UserSession
+		for i := range eps {
+			sessions = append(sessions, u.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(uint64(i), 7))))
+		}
+		opens, err := u.OpenBatch(context.Background(), sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		histories := make([][]dialog.Message, len(eps))
+		for i, o := range opens {
+			histories[i] = []dialog.Message{{Role: dialog.RoleUser, Content: o}, {Role: dialog.RoleAssistant, Content: "is it 12.5 or 3/7?"}}
+		}
+		replies, _, err := u.ReplyBatch(context.Background(), sessions, histories)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range eps {
+			known := eps[i].Oracle.KnownNumbers()
+			for _, text := range []string{opens[i], replies[i]} {
+				if text == eps[i].Oracle.Opening {
+					continue // the fallback of an unusable opening, not sampled
+				}
+				turns = append(turns, text)
+				for _, n := range dialog.NumberPattern.FindAllString(text, -1) {
+					stated++
+					n = dialog.CanonNumber(n)
+					if known[n] || known["-"+strings.TrimPrefix(n, "-")] || known[strings.TrimPrefix(n, "-")] {
+						held++
+					}
+				}
+			}
+		}
+		return stated, held, turns
+	}
+	if stated, held, _ := play(false, 1); stated == 0 || held == stated {
+		t.Fatalf("without the constraint: %d of %d stated numbers held; the test needs an untrained model that misstates", held, stated)
+	}
+	for _, temp := range []float64{0, 1} {
+		stated, held, turns := play(true, temp)
+		if held != stated {
+			t.Errorf("temperature %v: %d of %d stated numbers held, want all: %q", temp, held, stated, turns)
+		}
+		if temp == 1 && stated == 0 {
+			t.Errorf("sampled: no number stated at all; the constraint must allow held ones")
+		}
+		_, _, again := play(true, temp)
+		if strings.Join(again, "\n") != strings.Join(turns, "\n") {
+			t.Errorf("temperature %v: the same seeds gave other turns", temp)
+		}
+	}
+}
