@@ -32,14 +32,20 @@
 #   learned      the pipeline's calibrated simulator (all of them)
 #   ledger       fitted all of them with its own ledger (:userledger),
 #                which copies the facts it holds more exactly
+#   copy         the calibrated simulator stating only numbers its problem
+#                holds (learned+copy:DIR): the same weights, decoding
+#                constrained
 #
 # Environment (defaults in brackets):
-#   SIMS      the simulators [all seven above]
+#   SIMS      the simulators [all eight above]
 #   OPTS      optimizers, at the preset's rates chosen on validation [grpo rft]
 #   EPISODES  test problems per evaluation [500]
 #   PRESET    budget [quick]
 #   MAXTURNS  turn limit of every episode: the preset's, the verdict's [6]
 #   SIMSTEPS  the preset's simulator SFT steps [1500]
+#   CALIBRL   the calibrl binary to run [built from this checkout into
+#             OUT/.calibrl]: name one to add simulators to a study while
+#             another pipeline's run still uses OUT/.calibrl
 set -euo pipefail
 
 if [ $# -lt 2 ]; then
@@ -48,7 +54,7 @@ if [ $# -lt 2 ]; then
 fi
 out=$1
 shift
-SIMS=${SIMS:-naive-0x naive-1x naive-2x learned-1of3 learned-2of3 learned ledger}
+SIMS=${SIMS:-naive-0x naive-1x naive-2x learned-1of3 learned-2of3 learned ledger copy}
 OPTS=${OPTS:-grpo rft}
 EPISODES=${EPISODES:-500}
 PRESET=${PRESET:-quick}
@@ -57,8 +63,11 @@ SIMSTEPS=${SIMSTEPS:-1500}
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
-bin="$out/.calibrl"
-(cd "$here" && go build -o "$bin" ./cmd/calibrl)
+bin=${CALIBRL:-}
+if [ -z "$bin" ]; then
+	bin="$out/.calibrl"
+	(cd "$here" && go build -o "$bin" ./cmd/calibrl)
+fi
 
 for run in "$@"; do
 	for need in "$run/checkpoints/base" "$run/checkpoints/sim" "$run/logs.jsonl" "$run/tokenizer.json" "$run/manifest.json"; do
@@ -88,6 +97,7 @@ user_of() {
 	case $1 in
 	naive-*) echo "naive" ;;
 	learned) echo "learned:$2/checkpoints/sim" ;;
+	copy) echo "learned+copy:$2/checkpoints/sim" ;;
 	learned-* | ledger) echo "learned:$3/sims/$1" ;;
 	*) echo "fidelity-doses: unknown simulator $1" >&2; return 1 ;;
 	esac
