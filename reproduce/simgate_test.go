@@ -135,3 +135,20 @@ func TestSimGateJudge(t *testing.T) {
 		}
 	}
 }
+
+// --sim-copy reaches every place the run plays its simulator: they all
+// load it through learnedSim, which copies the numbers it holds exactly
+// when the run says so.
+func TestSimCopyLoadsACopyingSimulator(t *testing.T) {
+	whole, _ := wholeRun(t)
+	for _, copyNumbers := range []bool{false, true} {
+		r := openTiny(t, func(c *Config) { c.SimCopy = copyNumbers })
+		sim, err := r.learnedSim(filepath.Join(whole, "checkpoints", "sim"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sim.CopyNumbers != copyNumbers {
+			t.Errorf("SimCopy %v: the simulator copies numbers %v", copyNumbers, sim.CopyNumbers)
+		}
+	}
+}
