@@ -69,10 +69,10 @@ type runConfig struct {
 	// a folder from before this record (its rounds were the preset's).
 	Recalibration *recalibrationRecord `json:"recalibration,omitempty"`
 	// RLIterations is Config.RLIterations; RL holds them too.
-	RLIterations int       `json:"rl_iterations,omitempty"`
-	Curves       int       `json:"curves,omitempty"`
+	RLIterations int `json:"rl_iterations,omitempty"`
+	Curves       int `json:"curves,omitempty"`
 	// SimCopy is Config.SimCopy.
-	SimCopy bool `json:"sim_copy,omitempty"`
+	SimCopy      bool      `json:"sim_copy,omitempty"`
 	TuneGrid     []float64 `json:"tune_grid,omitempty"`
 	TuneEpisodes int       `json:"tune_episodes,omitempty"`
 	// FilteredBC is the filtered-BC arm's trainer config, nil without it.
