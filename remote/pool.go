@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -14,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/secretenv"
@@ -74,7 +71,7 @@ func (s Stats) Metrics(prefix string) map[string]float64 {
 type endpoint struct {
 	cfg      Endpoint
 	secrets  []string // scrubbed from every error (secretsOf)
-	client   openai.Client
+	client   *chatClient
 	slots    chan struct{} // one token per request in flight
 	inflight atomic.Int64
 }
@@ -115,26 +112,14 @@ func NewPool(cfg Config, model string, httpClient *http.Client) (*Pool, error) {
 			}
 			key = v
 		}
-		opts := []option.RequestOption{
-			option.WithBaseURL(e.BaseURL),
-			// Explicit empty credentials keep OPENAI_API_KEY and friends
-			// from the environment away from endpoints that did not ask
-			// for them.
-			option.WithAPIKey(key),
-			option.WithAdminAPIKey(""),
-			option.WithHeaderDel("OpenAI-Organization"),
-			option.WithHeaderDel("OpenAI-Project"),
-			// Retries are ours, so they are bounded, jittered and counted.
-			option.WithMaxRetries(0),
-			option.WithRequestTimeout(time.Duration(e.Timeout)),
-		}
-		if httpClient != nil {
-			opts = append(opts, option.WithHTTPClient(httpClient))
-		}
 		p.endpoints = append(p.endpoints, &endpoint{
 			cfg:     e,
 			secrets: secretsOf(e.BaseURL, key),
-			client:  openai.NewClient(opts...),
+			// An empty key sends no credentials: OPENAI_API_KEY and
+			// friends in the environment never reach an endpoint that did
+			// not ask for them. Retries are Pool's, bounded, jittered and
+			// counted.
+			client: newChatClient(e.BaseURL, key, time.Duration(e.Timeout), httpClient),
 			slots:   make(chan struct{}, e.MaxConcurrency),
 		})
 	}
@@ -217,27 +202,17 @@ func (p *Pool) attempt(ctx context.Context, req Request) (Response, error) {
 	defer func() { <-e.slots }()
 	p.attempts.Add(1)
 
-	params := openai.ChatCompletionNewParams{
-		Model:    e.cfg.Model,
-		Messages: toOpenAI(req.Messages),
-	}
 	maxTokens := p.cfg.MaxTokens
 	if req.MaxTokens > 0 {
 		maxTokens = req.MaxTokens
 	}
-	params.MaxTokens = openai.Int(int64(maxTokens))
-	params.Temperature = openai.Float(*p.cfg.Temperature)
-	if req.Seed != nil {
-		params.Seed = openai.Int(*req.Seed)
-	}
+	body := chatRequest{Model: e.cfg.Model, Messages: chatMessages(req.Messages), MaxTokens: maxTokens, Temperature: p.cfg.Temperature, Seed: req.Seed}
 	if req.JSON && !p.cfg.NoJSONMode {
-		params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONObject: &openai.ResponseFormatJSONObjectParam{},
-		}
+		body.ResponseFormat = &responseFormat{Type: "json_object"}
 	}
-	c, err := e.client.Chat.Completions.New(ctx, params)
+	c, err := e.client.complete(ctx, body)
 	if err != nil {
-		// The client's errors name the request URL, user-info included.
+		// Errors name the request URL, user-info included.
 		// Its summary is the status alone; the server's reason (the code
 		// and message of its error body: context_length_exceeded, ...) is
 		// what a user can act on, so it is kept, scrubbed the same way.
@@ -264,7 +239,7 @@ const maxReason = 1000
 // param and message in OpenAI's error shape, or the body itself (bounded)
 // when it is not in that shape; "" for other errors. The caller scrubs it.
 func serverReason(err error) string {
-	var apiErr *openai.Error
+	var apiErr *apiError
 	if !errors.As(err, &apiErr) {
 		return ""
 	}
@@ -277,13 +252,7 @@ func serverReason(err error) string {
 	reason := strings.Join(parts, ", ")
 	msg := apiErr.Message
 	if msg == "" && reason == "" {
-		msg = apiErr.RawJSON()
-	}
-	if msg == "" && reason == "" && apiErr.Response != nil && apiErr.Response.Body != nil {
-		// Not an error object: the body as the server wrote it (the
-		// client kept it in memory; its read cannot fail).
-		b, _ := io.ReadAll(io.LimitReader(apiErr.Response.Body, maxReason+1))
-		msg = string(b)
+		msg = apiErr.Body // not an error object: the body as the server wrote it
 	}
 	if msg != "" {
 		if reason != "" {
@@ -301,7 +270,7 @@ func serverReason(err error) string {
 // retryable reports failures worth another attempt: rate limits, server
 // errors, timeouts and broken connections, and empty replies.
 func retryable(err error) bool {
-	var apiErr *openai.Error
+	var apiErr *apiError
 	if errors.As(err, &apiErr) {
 		switch s := apiErr.StatusCode; {
 		case s == http.StatusRequestTimeout, s == http.StatusConflict, s == http.StatusTooManyRequests, s >= 500:
@@ -345,19 +314,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func toOpenAI(msgs []dialog.Message) []openai.ChatCompletionMessageParamUnion {
-	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(msgs))
-	for _, m := range msgs {
-		switch m.Role {
-		case dialog.RoleSystem:
-			out = append(out, openai.SystemMessage(m.Content))
-		case dialog.RoleAssistant:
-			out = append(out, openai.AssistantMessage(m.Content))
-		default:
-			out = append(out, openai.UserMessage(m.Content))
-		}
-	}
-	return out
 }

@@ -9,7 +9,7 @@ import (
 // Credentials reach calibrl two ways: a key read from the environment, and
 // user-info in a base URL (http://user:pass@host/v1). Neither may ever
 // appear in an error, a log line or an HTTP reply, and errors travel far:
-// the OpenAI client names the request URL in its errors, and calibrl serve
+// a request's errors name its URL (net/http's do), and calibrl serve
 // sends a failed turn's error to its client. So endpoints are named by
 // their redacted URL, and every error an endpoint returns is scrubbed of
 // user-info and of the endpoint's secrets before it leaves the pool.

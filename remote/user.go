@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/openai/openai-go/v3"
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/reply"
@@ -193,7 +192,7 @@ func oldestExchange(msgs []dialog.Message) int {
 // context: OpenAI's code context_length_exceeded, or the message vLLM and
 // others send with a plain 400.
 func tooLong(err error) bool {
-	var apiErr *openai.Error
+	var apiErr *apiError
 	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest {
 		return false
 	}
