@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/secretenv"
 )
@@ -120,7 +119,7 @@ func NewPool(cfg Config, model string, httpClient *http.Client) (*Pool, error) {
 			// not ask for them. Retries are Pool's, bounded, jittered and
 			// counted.
 			client: newChatClient(e.BaseURL, key, time.Duration(e.Timeout), httpClient),
-			slots:   make(chan struct{}, e.MaxConcurrency),
+			slots:  make(chan struct{}, e.MaxConcurrency),
 		})
 	}
 	if len(p.endpoints) == 0 {

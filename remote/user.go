@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/reply"
 )
