@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,16 +22,39 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	root := newRootCmd()
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "calibrl:", err)
-		if errors.Is(err, context.Canceled) {
-			os.Exit(130)
-		}
-		os.Exit(1)
-	}
+	code := execute(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
 }
+
+// execute runs the command line args and returns the exit status: 0; 1
+// after an error, which it writes to stderr; 130 when ctx ended (SIGINT,
+// SIGTERM), saying so, and for a command that resumes, that the same
+// command picks up where this one stopped.
+func execute(ctx context.Context, args []string, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		fmt.Fprintf(stderr, "calibrl: interrupted (%v)\n", err)
+		if resumes[cmd.Name()] {
+			fmt.Fprintln(stderr, "calibrl: every finished stage and the running ones' last checkpoints are kept: the same command resumes from there")
+		}
+		return 130
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "calibrl:", err)
+		return 130
+	}
+	fmt.Fprintln(stderr, "calibrl:", err)
+	return 1
+}
+
+// resumes names the commands that pick up an interrupted run where it
+// stopped when run again with the same flags.
+var resumes = map[string]bool{"reproduce": true, "horizon": true, "train-sim": true, "train-policy": true}
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
