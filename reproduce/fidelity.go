@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/chatlm"
@@ -508,12 +509,25 @@ func (r *run) simGate(ctx context.Context) error {
 		return nil
 	}
 	attrs = append(attrs, "failed", strings.Join(rec.Failed, ", "))
+	hint := ""
+	if !r.cfg.SimCopy && (slices.Contains(rec.Failed, gateFacts) || slices.Contains(rec.Failed, gateGap)) {
+		hint = misstatesHint
+		attrs = append(attrs, "hint", hint)
+	}
 	r.cfg.Log.Warn("reproduce: simulator fidelity before RL is outside the gate's bounds", attrs...)
 	if g.Mode == SimGateRefuse {
-		return fmt.Errorf("%w: %s (%s.json)", ErrSimGate, rec.failures(), simGateFile)
+		if hint != "" {
+			hint = "; " + hint
+		}
+		return fmt.Errorf("%w: %s (%s.json)%s", ErrSimGate, rec.failures(), simGateFile, hint)
 	}
 	return nil
 }
+
+// misstatesHint is what the gate suggests for a simulator that misstates
+// what it holds or is off in success: the two mends measured on the
+// off pipelines (results/calibration-copy/).
+const misstatesHint = "a simulator that misstates what it holds is mended in part by --sim-copy (it states only numbers its problem holds) and by the task's :userledger option (told each fact it was asked for)"
 
 // failures says which checks failed, with their figures.
 func (rec SimFidelity) failures() string {

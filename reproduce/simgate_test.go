@@ -83,6 +83,11 @@ func TestSimGateRefusesBeforeRL(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, simGateFile+".json")); err != nil {
 		t.Errorf("no gate record: %v", err)
 	}
+	// The tiny simulator misstates facts (the whole run's record): the
+	// refusal says what mends that.
+	if !strings.Contains(err.Error(), "--sim-copy") || !strings.Contains(err.Error(), ":userledger") {
+		t.Errorf("refusal %q: want the mends for misstated facts named", err)
+	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "checkpoints"))
 	for _, e := range entries {
 		if e.Name() != "base" && e.Name() != "sim" {
