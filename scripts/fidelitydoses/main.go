@@ -81,9 +81,28 @@ func main() {
 }
 
 func run(out string) error {
-	pipes, opts, err := read(out)
+	all, opts, err := read(out)
 	if err != nil {
 		return err
+	}
+	// A pipeline still being run enters once two of its simulators have
+	// policies evaluated (a slope needs two points).
+	var pipes []Pipeline
+	for _, p := range all {
+		n := 0
+		for _, s := range p.Sims {
+			if len(s.Success) > 0 {
+				n++
+			}
+		}
+		if n < 2 {
+			fmt.Fprintf(os.Stderr, "fidelitydoses: seed %d: %d simulators with policies evaluated, left out until it has 2\n", p.Seed, n)
+			continue
+		}
+		pipes = append(pipes, p)
+	}
+	if len(pipes) == 0 {
+		return fmt.Errorf("%s: no pipeline with policies of 2 simulators evaluated yet", out)
 	}
 	var fits []Fit
 	for _, a := range axes {
@@ -268,8 +287,11 @@ func write(w io.Writer, pipes []Pipeline, fits []Fit) error {
 	for _, p := range pipes {
 		fmt.Fprintf(w, "\n## Seed %d (base: greedy %.3f, sampled %.3f)\n\n", p.Seed, p.Base["greedy"], p.Base["sampled"])
 		var cols []string
+		var keys []string // the policies, once each (every axis fits the same ones)
 		for _, f := range fits {
-			cols = append(cols, f.Optimizer+" "+f.Decoding)
+			if f.Axis == axes[0].name {
+				cols, keys = append(cols, f.Optimizer+" "+f.Decoding), append(keys, f.Optimizer+"."+f.Decoding)
+			}
 		}
 		fmt.Fprintf(w, "| simulator | excess ± se | facts true | δ̄ | base gap | %s |\n", strings.Join(cols, " | "))
 		fmt.Fprintf(w, "| --- | --- | --- | --- | --- |%s\n", strings.Repeat(" --- |", len(cols)))
@@ -279,8 +301,8 @@ func write(w io.Writer, pipes []Pipeline, fits []Fit) error {
 				facts = fmt.Sprintf("%.3f", *s.Facts)
 			}
 			fmt.Fprintf(w, "| %s | %+.3f ± %.3f | %s | %.3f | %+.3f |", s.Name, s.Excess, s.SE, facts, s.Delta, s.Gap)
-			for _, f := range fits {
-				if v, ok := s.Success[f.Optimizer+"."+f.Decoding]; ok {
+			for _, key := range keys {
+				if v, ok := s.Success[key]; ok {
 					fmt.Fprintf(w, " %.3f |", v)
 				} else {
 					fmt.Fprint(w, " not run |")
