@@ -96,18 +96,9 @@ func (r *run) simToReal(arm string, k int) func(context.Context) error {
 				return err
 			}
 		}
-		rc.UserName = dialog.Learned.String()
-		rc.Progress = r.conversationsProgress(file, 0, 1)
-		simEps, err := rollout.Run(ctx, r.t, agent, sim, rc)
+		g, err := r.againstSim(ctx, agent, sim, rc, humanEps, file, file+".episodes.jsonl")
 		if err != nil {
 			return err
-		}
-		if err := dialog.SaveEpisodes(r.f.Path(file+".episodes.jsonl"), simEps); err != nil {
-			return err
-		}
-		g, err := simToRealOf(r.measure(), simEps, humanEps, r.cfg.Seed)
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
 		}
 		g.Arm, g.Seed, g.Decoding, g.HumanFrom, g.Simulator = arm, k, sampled.name, humanFrom, r.simulatorName(simDir)
 		r.cfg.Log.Info("reproduce: sim-to-real gap", "arm", name, "sim", g.SimScore, "human", g.HumanScore, "gap", g.Gap)
@@ -563,24 +554,37 @@ func (r *run) validationGap(ctx context.Context, sim dialog.User, n int) (SimToR
 	agent := &chatlm.Agent{Model: policy, Gen: r.gen(sampled), Tool: dialog.ToolOf(r.t)}
 	rc := rollout.Config{Split: "test", Start: v.Start, Instances: n, Seed: v.Seed(r.cfg.Seed),
 		MaxTurns: r.cfg.Preset.MaxTurns, AgentName: ArmBase, CountTokens: policy.CountTokens}
-	humanEps, err := r.playHuman(ctx, agent, rc, r.f.Path(gateGapFile+".human.episodes.jsonl"))
+	humanFrom := gateGapFile + ".human.episodes.jsonl"
+	humanEps, err := r.playHuman(ctx, agent, rc, r.f.Path(humanFrom))
 	if err != nil {
 		return SimToReal{}, err
 	}
+	g, err := r.againstSim(ctx, agent, sim, rc, humanEps, simGateFile, gateGapFile+".sim.episodes.jsonl")
+	if err != nil {
+		return SimToReal{}, err
+	}
+	g.Arm, g.Decoding, g.HumanFrom = ArmBase, sampled.name, humanFrom
+	return g, nil
+}
+
+// againstSim plays agent with sim on rc's problems and user seeds (the
+// progress named stage), saves the conversations to simPath in the run
+// folder, and compares them with the human proxy's humanEps on the same
+// problems: the sim-to-real gap and δ_t.
+func (r *run) againstSim(ctx context.Context, agent dialog.Agent, sim dialog.User, rc rollout.Config, humanEps []dialog.Episode, stage, simPath string) (SimToReal, error) {
 	rc.UserName = dialog.Learned.String()
-	rc.Progress = r.conversationsProgress(simGateFile, 0, 1)
+	rc.Progress = r.conversationsProgress(stage, 0, 1)
 	simEps, err := rollout.Run(ctx, r.t, agent, sim, rc)
 	if err != nil {
 		return SimToReal{}, err
 	}
-	if err := dialog.SaveEpisodes(r.f.Path(gateGapFile+".sim.episodes.jsonl"), simEps); err != nil {
+	if err := dialog.SaveEpisodes(r.f.Path(simPath), simEps); err != nil {
 		return SimToReal{}, err
 	}
 	g, err := simToRealOf(r.measure(), simEps, humanEps, r.cfg.Seed)
 	if err != nil {
-		return SimToReal{}, fmt.Errorf("%s: %w", simGateFile, err)
+		return SimToReal{}, fmt.Errorf("%s: %w", stage, err)
 	}
-	g.Arm, g.Decoding, g.HumanFrom = ArmBase, sampled.name, gateGapFile+".human.episodes.jsonl"
 	return g, nil
 }
 
