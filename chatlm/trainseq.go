@@ -11,8 +11,9 @@ import (
 // Sampled turns as training sequences. The RL trainers train a policy on
 // exactly what it sampled, each token in the context it was sampled in:
 // then the sampler's log-probs are the old log-probs of the first update
-// (the clipped ratio starts at 1), and no token is trained in a context
-// the policy never saw.
+// (the clipped ratio starts at 1, or within bf16's rounding where the
+// sampler ran in bf16 apart: lm.SetSamplePrecision), and no token is
+// trained in a context the policy never saw.
 
 // SampledSequences are the training sequences of one conversation a model
 // agent played (AgentSession.Sequences).

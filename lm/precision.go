@@ -56,27 +56,56 @@ func ParsePrecision(s string) (Precision, error) {
 	return FP32, fmt.Errorf("precision %q: want fp32 or bf16", s)
 }
 
-var precisionSetting atomic.Int32
+// precisionSetting is Forward's and Backward's precision (the loss, the
+// log-probs a trainer or a scorer reads, the gradients);
+// samplePrecisionSetting is Sample's. SetPrecision sets both;
+// SetSamplePrecision sets Sample's apart, as a run that trains in fp32
+// and samples in bf16 does: sampling a policy in bf16 moves its success
+// by at most 0.005 where a base trained in bf16 lost 0.08 to 0.15
+// (results/README.md, "bf16 against fp32").
+var precisionSetting, samplePrecisionSetting atomic.Int32
 
-// SetPrecision sets the sampler's precision for every model and returns
-// the previous setting. BF16 on a CPU without bf16 instructions (AMX-BF16
-// or AVX512_BF16) samples in fp32 and says so once in the log: the Go
-// twin would give the same numbers far more slowly.
+// SetPrecision sets the precision of every model's Forward, Backward and
+// Sample, and returns the previous setting of Forward's. BF16 on a CPU
+// without bf16 instructions (AMX-BF16 or AVX512_BF16) runs in fp32 and
+// says so once in the log: the Go twin would give the same numbers far
+// more slowly.
 func SetPrecision(p Precision) Precision {
+	warnIfNoBF16(p)
+	samplePrecisionSetting.Store(int32(p))
+	return Precision(precisionSetting.Swap(int32(p)))
+}
+
+// SetSamplePrecision sets Sample's precision alone and returns its
+// previous setting. The sampler's log-probs, which the RL trainers take as
+// the old log-probs of their first update, are then the sample
+// precision's: with bf16 sampling and fp32 training the clipped ratio
+// starts within about 2⁻⁸ of the logits' terms of 1 rather than at 1, the
+// sampler's policy being the one the conversations came from.
+func SetSamplePrecision(p Precision) Precision {
+	warnIfNoBF16(p)
+	return Precision(samplePrecisionSetting.Swap(int32(p)))
+}
+
+func warnIfNoBF16(p Precision) {
 	if p == BF16 && !gemm.HasBF16() {
 		warnNoBF16.Do(func() {
-			slog.Warn("bf16 requested but this CPU has no AMX-BF16 or AVX512_BF16: sampling in fp32")
+			slog.Warn("bf16 requested but this CPU has no AMX-BF16 or AVX512_BF16: running in fp32")
 		})
 	}
-	return Precision(precisionSetting.Swap(int32(p)))
 }
 
 var warnNoBF16 sync.Once
 
-// ActivePrecision is the precision the model runs at now: the setting,
-// or FP32 where the CPU lacks bf16 instructions.
-func ActivePrecision() Precision {
-	if p := Precision(precisionSetting.Load()); p == BF16 && gemm.HasBF16() {
+// ActivePrecision is the precision Forward and Backward run at now: the
+// setting, or FP32 where the CPU lacks bf16 instructions.
+func ActivePrecision() Precision { return active(precisionSetting.Load()) }
+
+// ActiveSamplePrecision is the precision Sample runs at now.
+func ActiveSamplePrecision() Precision { return active(samplePrecisionSetting.Load()) }
+
+func active(setting int32) Precision {
+	if p := Precision(setting); p == BF16 && gemm.HasBF16() {
 		return BF16
 	}
 	return FP32

@@ -243,3 +243,57 @@ func TestWeightGradBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplePrecisionApart: with Sample set to bf16 apart from Forward
+// (SetSamplePrecision after SetPrecision(FP32)), Sample gives exactly
+// what a run wholly in bf16 samples and Forward exactly fp32's log-probs,
+// so a run that trains in fp32 and samples in bf16 trains on fp32's
+// arithmetic. Setting both again (SetPrecision) brings Sample back.
+func TestSamplePrecisionApart(t *testing.T) {
+	if !gemm.HasBF16() {
+		t.Skip("no bf16 instructions on this CPU")
+	}
+	m := sampleModel(t, 2)
+	prompts := [][]int{{1, 2, 3}, {4, 5}}
+	sc := SampleConfig{Temperature: 1, TopP: 1, MaxNewTokens: 5}
+	sample := func() []Completion {
+		rngs := []*rand.Rand{rand.New(rand.NewPCG(1, 0)), rand.New(rand.NewPCG(1, 1))}
+		out, err := m.Sample(prompts, sc, rngs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tokens := []int{1, 2, 3, 4, 5, 6, 7, 8}
+	forward := func() []float32 {
+		logp, err := m.Forward(tokens, 2, 4, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return logp
+	}
+	withPrecision(t, FP32)
+	sf, ff := sample(), forward()
+	SetPrecision(BF16)
+	sb, fb := sample(), forward()
+	SetPrecision(FP32)
+	if prev := SetSamplePrecision(BF16); prev != FP32 {
+		t.Fatalf("SetSamplePrecision returned %v after SetPrecision(FP32), want fp32", prev)
+	}
+	if ActivePrecision() != FP32 || ActiveSamplePrecision() != BF16 {
+		t.Fatalf("active precisions %v (model), %v (sampler), want fp32, bf16", ActivePrecision(), ActiveSamplePrecision())
+	}
+	if got := sample(); !reflect.DeepEqual(got, sb) {
+		t.Errorf("sampling apart in bf16: %+v, want bf16's %+v", got, sb)
+	}
+	if reflect.DeepEqual(sb, sf) {
+		t.Error("bf16 and fp32 samples are bit for bit equal: the comparison shows nothing")
+	}
+	if got := forward(); !reflect.DeepEqual(got, ff) || reflect.DeepEqual(ff, fb) {
+		t.Errorf("Forward with the sampler apart in bf16: %v, want fp32's %v (bf16's %v)", got, ff, fb)
+	}
+	SetPrecision(FP32)
+	if got := sample(); !reflect.DeepEqual(got, sf) {
+		t.Errorf("after SetPrecision(FP32) the sampler gives %+v, want fp32's %+v", got, sf)
+	}
+}

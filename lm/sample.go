@@ -170,7 +170,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	}
 	// Prefill: every prompt token the cache lacks is a row; logits only
 	// for each last one.
-	bf := ActivePrecision() == BF16
+	bf := ActiveSamplePrecision() == BF16
 	skip := make([]int, S)
 	prefill := 0
 	for s, p := range prompts {

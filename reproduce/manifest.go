@@ -77,6 +77,11 @@ type runConfig struct {
 	TuneEpisodes int       `json:"tune_episodes,omitempty"`
 	// FilteredBC is the filtered-BC arm's trainer config, nil without it.
 	FilteredBC *train.SFTConfig `json:"filtered_bc,omitempty"`
+	// Precision is the models' arithmetic as it ran (lm.ActivePrecision),
+	// "" for fp32, as folders from before the field hold; SamplePrecision
+	// the sampler's where it differs (--sample-precision), else "".
+	Precision       string `json:"precision,omitempty"`
+	SamplePrecision string `json:"sample_precision,omitempty"`
 }
 
 // recalibrationRecord is the recalibration budget (preset.Recalibration)
@@ -123,6 +128,12 @@ func (r *run) runConfig() runConfig {
 	if r.cfg.FilteredBC {
 		fc := p.FilteredBC.Config(r.cfg.Seed)
 		c.FilteredBC = &fc
+	}
+	if pr := lm.ActivePrecision(); pr != lm.FP32 {
+		c.Precision = pr.String()
+	}
+	if sp := lm.ActiveSamplePrecision(); sp != lm.ActivePrecision() {
+		c.SamplePrecision = sp.String()
 	}
 	return c
 }
@@ -235,6 +246,8 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"optimizers", oldOpts, nowOpts, "--optimizers: a run folder may gain optimizers, never lose one"},
 		{"recalibration", oldRecal, now.Recalibration, "--recalibrate and its budget"},
 		{"filtered_bc", oldBC, now.FilteredBC != nil, "--filtered-bc: a run folder may gain it, never lose it"},
+		{"precision", cmp.Or(old.Precision, lm.FP32.String()), cmp.Or(now.Precision, lm.FP32.String()), "--precision, bf16 running as fp32 on a CPU without bf16 instructions"},
+		{"sample_precision", cmp.Or(old.SamplePrecision, "--precision's"), cmp.Or(now.SamplePrecision, "--precision's"), "--sample-precision"},
 	} {
 		if fmt.Sprint(f.old) != fmt.Sprint(f.now) {
 			return nil, fmt.Errorf("reproduce: %s was started with %s %s, not %s (%s): use another --out", r.cfg.Out, f.field, show(f.old), show(f.now), f.flag)

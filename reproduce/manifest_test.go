@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/gemm"
+	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/runfolder"
 	"github.com/calibrl/calibrl/train"
 )
@@ -192,4 +194,49 @@ func TestResultsManifestsLoad(t *testing.T) {
 		t.Skip("no committed run folders under results/")
 	}
 	t.Logf("%d committed run manifests read", n)
+}
+
+// The models' and the sampler's precision are settings the folder holds:
+// a folder started in fp32 is refused, naming the field, to a run in bf16
+// and to one sampling in bf16 apart, and a folder started so resumes only
+// so (a resumed run must give the uninterrupted one's numbers).
+func TestManifestPrecision(t *testing.T) {
+	if !gemm.HasBF16() {
+		t.Skip("no bf16 instructions on this CPU: bf16 runs as fp32")
+	}
+	defer lm.SetPrecision(lm.SetPrecision(lm.FP32))
+	fp32 := openTiny(t, nil)
+	if err := fp32.manifest(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		set        func()
+		want, back string
+	}{
+		{"bf16", func() { lm.SetPrecision(lm.BF16) }, "precision fp32, not bf16", "precision bf16, not fp32"},
+		{"sample bf16", func() { lm.SetSamplePrecision(lm.BF16) }, "sample_precision --precision's, not bf16 (--sample-precision)", "sample_precision bf16, not --precision's"},
+	} {
+		c.set()
+		r := openTiny(t, nil)
+		if err := r.manifest(); err != nil {
+			t.Fatalf("%s in a new folder: %v", c.name, err)
+		}
+		r.cfg.Out = fp32.cfg.Out
+		r.f = fp32.f
+		if err := r.manifest(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s resuming an fp32 folder: %v, want a refusal naming %q", c.name, err, c.want)
+		}
+		bfFolder := openTiny(t, nil)
+		if err := bfFolder.manifest(); err != nil {
+			t.Fatal(err)
+		}
+		if err := bfFolder.manifest(); err != nil {
+			t.Errorf("%s resuming its own folder: %v", c.name, err)
+		}
+		lm.SetPrecision(lm.FP32)
+		if err := bfFolder.manifest(); err == nil || !strings.Contains(err.Error(), c.back) {
+			t.Errorf("fp32 resuming a %s folder: %v, want a refusal naming %q", c.name, err, c.back)
+		}
+	}
 }

@@ -107,7 +107,10 @@ func (r *rlRun) updateTokens(seqs []chatlm.Sequence, adv []float64, pos [][]floa
 	// Old log-probs: the policy before this iteration's first step, on
 	// exactly the sequences it is trained on, so the first pass has ratio
 	// 1 (to float rounding where the sampler's log-probs are reused: the
-	// rollout sampled with these very weights). Reference log-probs: the
+	// rollout sampled with these very weights; to bf16's rounding, about
+	// 2⁻⁸ of the logits' terms, where it sampled in bf16 apart from
+	// training, the ratio then being to the policy that drew the
+	// conversations, as clipping wants). Reference log-probs: the
 	// frozen initial policy.
 	old := make([][]float32, len(idx))
 	var missing []int // positions in idx without sampled log-probs
