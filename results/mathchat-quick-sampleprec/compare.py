@@ -1,0 +1,112 @@
+"""Every evaluation of the fp32 run (fp32/) against the same evaluation of
+the run that samples in bf16 (sbf16/): the same pipeline, seed 1, only
+--sample-precision differs. Run from this folder: python3 compare.py.
+
+Each run folder's per-problem successes are read from successes.json,
+rebuilt from the run's eval*/ and fidelity/ episodes when they are there
+(the run folder before its episodes were left out of results/). A
+difference is sbf16 minus fp32 on the same problems with the same user
+seeds, its interval a paired percentile bootstrap over problems (2000
+resamples, seed 1); for an RL arm the per-problem success is the mean over
+its RL seeds, as the report's verdict reads it."""
+import glob, json, os, random, sys
+
+RUNS = ('fp32', 'sbf16')
+
+
+def rebuild(run):
+    S = {}
+    for p in sorted(glob.glob(os.path.join(run, 'eval*', '**', '*.episodes.jsonl'), recursive=True) +
+                    glob.glob(os.path.join(run, 'fidelity', '**', '*.episodes.jsonl'), recursive=True)):
+        eps = sorted((json.loads(l) for l in open(p)), key=lambda e: e['index'])
+        name = os.path.relpath(p, run)[:-len('.episodes.jsonl')]
+        S[name] = ''.join('1' if e['success'] else '0' for e in eps)
+    return S
+
+
+def successes(run):
+    path = os.path.join(run, 'successes.json')
+    if glob.glob(os.path.join(run, 'eval', '*.episodes.jsonl')):
+        json.dump(rebuild(run), open(path, 'w'), indent=0, sort_keys=True)
+    return json.load(open(path))
+
+
+def group(S):
+    """name without its RL seed -> per-problem success averaged over seeds."""
+    G = {}
+    for name, s in S.items():
+        key = name.rsplit('/seed-', 1)[0] if '/seed-' in name else name
+        G.setdefault(key, []).append([int(c) for c in s])
+    return {k: [sum(col) / len(v) for col in zip(*v)] for k, v in G.items()}
+
+
+def paired(a, b, resamples=2000, seed=1):
+    d = [x - y for x, y in zip(a, b)]
+    rng = random.Random(seed)
+    n = len(d)
+    bs = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    return sum(d) / n, bs[int(0.025 * resamples) - 1], bs[int(0.975 * resamples) - 1]
+
+
+def main():
+    A, B = (group(successes(r)) for r in RUNS)
+    print('| evaluation | problems | fp32 | bf16 sampling | bf16 − fp32 (95% CI) | within? |')
+    print('| --- | ---: | ---: | ---: | --- | --- |')
+    within = 0
+    keys = sorted(set(A) & set(B))
+    for k in keys:
+        a, b = A[k], B[k]
+        if len(a) != len(b):
+            sys.exit(f'{k}: {len(a)} problems in fp32, {len(b)} in sbf16')
+        m, lo, hi = paired(b, a)
+        ok = lo <= 0 <= hi
+        within += ok
+        print(f'| {k} | {len(a)} | {sum(a)/len(a):.3f} | {sum(b)/len(b):.3f} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] | {"yes" if ok else "no"} |')
+    print(f'\n{within} of {len(keys)} intervals include 0.')
+    stages()
+    phases()
+
+
+def kind(stage):
+    """The stage profile's groups: each SFT, RL by partner, evaluations, fidelity."""
+    if stage in ('sim', 'base'):
+        return 'SFT ' + stage
+    if stage.startswith(('eval/', 'eval-greedy/')):
+        return 'evaluations (sampled and greedy)'
+    if stage.startswith('fidelity/'):
+        return 'fidelity and sim-to-real gaps'
+    if '/seed-' in stage:
+        return 'RL ' + stage.split('/')[0]
+    return 'collect, tokenizer, report'
+
+
+def stages():
+    """Wall and CPU seconds per group of stages (stages.json; two stages run side by side)."""
+    W = {}
+    for i, r in enumerate(RUNS):
+        for st in json.load(open(os.path.join(r, 'stages.json'))):
+            w = W.setdefault(kind(st['stage']), [0.0] * 4)
+            w[2 * i] += st['wall_s']
+            w[2 * i + 1] += st['cpu_s']
+    print('\n| stages | wall s fp32 | wall s bf16 sampling | fp32 ÷ bf16 | CPU s fp32 | CPU s bf16 sampling |')
+    print('| --- | ---: | ---: | ---: | ---: | ---: |')
+    for k, (aw, ac, bw, bc) in W.items():
+        print(f'| {k} | {aw:.0f} | {bw:.0f} | {aw / bw:.2f} | {ac:.0f} | {bc:.0f} |')
+
+
+def phases():
+    """Each RL arm's mean seconds per iteration in its phases (metrics.jsonl perf/*)."""
+    keys = ('perf/iter_s', 'perf/rollout_s', 'perf/logprob_s', 'perf/update_s')
+    print('\n| RL arm | iteration s fp32 / bf16 | rollout s | log-prob s | update s |')
+    print('| --- | --- | --- | --- | --- |')
+    for arm in ('static', 'naive-interactive', 'calibrated-interactive', 'oracle-interactive'):
+        cols = []
+        for r in RUNS:
+            rows = [d for d in map(json.loads, open(os.path.join(r, 'metrics.jsonl')))
+                    if d.get('stage', '').startswith(arm + '/seed-') and 'perf/iter_s' in d]
+            cols.append([sum(d[k] for d in rows) / len(rows) for k in keys])
+        print(f'| {arm} | ' + ' | '.join(f'{a:.2f} / {b:.2f}' for a, b in zip(*cols)) + ' |')
+
+
+if __name__ == '__main__':
+    main()
