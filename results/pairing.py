@@ -7,7 +7,9 @@ index order, "1" for a success. When eval-NAME.episodes.jsonl files are
 there (the run folder, before its episodes were left out of results/) it
 first rebuilds successes.json from them. paired(a, b) is a's success minus
 b's on the same problems with the same user seeds: the mean and the
-percentile interval of `resamples` bootstrap means over problems."""
+percentile interval of `resamples` bootstrap means over problems; a and b
+are per-problem successes, as "0"/"1" strings or numbers (a mean over RL
+seeds)."""
 import glob, json, random
 
 
@@ -22,7 +24,7 @@ def successes(path='successes.json'):
 
 
 def paired(a, b, resamples=2000, seed=1):
-    d = [int(x) - int(y) for x, y in zip(a, b)]
+    d = [float(x) - float(y) for x, y in zip(a, b)]
     rng = random.Random(seed)
     n = len(d)
     bs = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))

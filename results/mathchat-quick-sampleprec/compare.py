@@ -9,7 +9,10 @@ difference is sbf16 minus fp32 on the same problems with the same user
 seeds, its interval a paired percentile bootstrap over problems (2000
 resamples, seed 1); for an RL arm the per-problem success is the mean over
 its RL seeds, as the report's verdict reads it."""
-import glob, json, os, random, sys
+import glob, json, os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from pairing import paired  # noqa: E402
 
 RUNS = ('fp32', 'sbf16')
 
@@ -38,14 +41,6 @@ def group(S):
         key = name.rsplit('/seed-', 1)[0] if '/seed-' in name else name
         G.setdefault(key, []).append([int(c) for c in s])
     return {k: [sum(col) / len(v) for col in zip(*v)] for k, v in G.items()}
-
-
-def paired(a, b, resamples=2000, seed=1):
-    d = [x - y for x, y in zip(a, b)]
-    rng = random.Random(seed)
-    n = len(d)
-    bs = sorted(sum(d[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    return sum(d) / n, bs[int(0.025 * resamples) - 1], bs[int(0.975 * resamples) - 1]
 
 
 def main():
