@@ -256,7 +256,7 @@ type GenConfig struct {
 	// turn's ids so far (the sampler's: copy them to keep them), to the
 	// ids it returns, nil for any (lm.SampleConfig.Allow): benchmarks give
 	// turns a fixed shape with it; a simulator copies the numbers it
-	// holds (User.CopyNumbers). Default nil.
+	// holds (User.Copy). Default nil.
 	Allow func(i int, ids []int) []int `json:"-"`
 	// Observe, when set, is called after every sampled token that does not
 	// end conversation i's turn, with the turn's ids so far (the ids are

@@ -2,6 +2,7 @@ package chatlm
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -13,7 +14,7 @@ import (
 // truth) and still misstates what it holds: "A-912" for "A-921",
 // mathchat's seed-3 simulator stating 13% of its numbers wrong. Each such
 // turn gives the agent a different problem from the one it is scored
-// on, so the simulator's success drifts from a person's. User.CopyNumbers
+// on, so the simulator's success drifts from a person's. User.Copy = CopyNumbers
 // removes that cause at decoding time: every number a turn states must
 // be one the problem holds (dialog.Oracle.KnownNumbers, the facts check's
 // own definition), digit by digit. The model still chooses whether and
@@ -139,4 +140,150 @@ func (c *numberCopier) fits(run, x string) bool {
 		}
 	}
 	return true
+}
+
+// A simulator that copies whole values (dialog.CopyValues). Support's
+// facts are ids, dates and emails: the numbers constraint keeps every
+// digit held, but "omar84@" may still go on to another domain and
+// "2026-" to another month. User.Copy = CopyValues holds every value a
+// turn states (a dialog.ValueRun run with a digit or an '@') to a whole
+// one its problem holds (dialog.Oracle.HeldValues), character by
+// character. Words ("follow-up") are free; a word that turns into a
+// value ("omar" + "84") must be the beginning of a held one from its
+// first character. A '.' after a held value may end the sentence; edge
+// separators around a value ("-A-921") are not part of it.
+
+// valueTokens sorts a tokenizer's ids once per simulator for the values
+// constraint: ids whose text holds a digit or an '@' may begin a value
+// (stating); ids that do not begin with a value character only end the
+// run a turn is in (plain); the others (letters, "._+-" first) continue
+// it.
+type valueTokens struct {
+	text    []string
+	stating []int
+	plain   []int
+	going   []int
+}
+
+func newValueTokens(tok *tokenizer.Tokenizer, vocab int) *valueTokens {
+	text := make([]string, vocab)
+	for id := range text {
+		if id < tok.VocabSize() && !tok.IsSpecial(id) {
+			text[id] = tok.Decode([]int{id})
+		}
+	}
+	return sortValueTokens(text)
+}
+
+func sortValueTokens(text []string) *valueTokens {
+	v := &valueTokens{text: text}
+	for id, t := range text {
+		switch {
+		case dialog.IsValue(t):
+			v.stating = append(v.stating, id)
+		case t == "" || !valueRunEnd.MatchString(t[:1]):
+			v.plain = append(v.plain, id)
+		default:
+			v.going = append(v.going, id)
+		}
+	}
+	return v
+}
+
+// valueRunEnd matches the run of value characters a text ends in.
+var valueRunEnd = regexp.MustCompile(dialog.ValueRun.String() + `$`)
+
+// valueCopier is one conversation's values constraint.
+type valueCopier struct {
+	tokens *valueTokens
+	held   map[string]bool // dialog.Oracle.HeldValues
+	prefix map[string]bool // every non-empty prefix of them
+	cache  map[string][]int
+}
+
+func newValueCopier(tokens *valueTokens, o *dialog.Oracle) *valueCopier {
+	c := &valueCopier{tokens: tokens, held: o.HeldValues(), prefix: map[string]bool{}, cache: map[string][]int{}}
+	for v := range c.held {
+		for i := 1; i <= len(v); i++ {
+			c.prefix[v[:i]] = true
+		}
+	}
+	return c
+}
+
+// allow is the ids that may follow a turn whose text so far is text; nil
+// when every id may.
+func (c *valueCopier) allow(text string) []int {
+	run := valueRunEnd.FindString(text)
+	if ids, ok := c.cache[run]; ok {
+		return ids
+	}
+	var ids []int
+	if dialog.IsValue(run) {
+		// Stating a value: every token is judged; the plain ones alike,
+		// by whether the value may end here.
+		if c.fits(run, "") {
+			ids = append(ids, c.tokens.plain...)
+		}
+		for _, id := range c.tokens.going {
+			if c.fits(run, c.tokens.text[id]) {
+				ids = append(ids, id)
+			}
+		}
+	} else {
+		// A word or nothing: only a token that brings a digit or an '@'
+		// can make a value.
+		ids = append(ids, c.tokens.plain...)
+		ids = append(ids, c.tokens.going...)
+	}
+	for _, id := range c.tokens.stating {
+		if c.fits(run, c.tokens.text[id]) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == len(c.tokens.text) || len(ids) == 0 {
+		// As numberCopier.allow: nothing to restrict, or a run the
+		// constraint did not write.
+		ids = nil
+	} else {
+		slices.Sort(ids)
+	}
+	c.cache[run] = ids
+	return ids
+}
+
+// fits reports whether run followed by x states only held values: each
+// value x closes is a held one, and one still open at the end begins a
+// held one (or is one followed by a '.' that may end a sentence). An x of
+// "" (a plain token, the end of the turn) closes run.
+func (c *valueCopier) fits(run, x string) bool {
+	y := run + x
+	for _, loc := range dialog.ValueRun.FindAllStringIndex(y, -1) {
+		r := y[loc[0]:loc[1]]
+		if !dialog.IsValue(r) {
+			continue
+		}
+		if loc[1] < len(y) || x == "" {
+			if !c.held[dialog.TrimValue(r)] {
+				return false
+			}
+			continue
+		}
+		r = strings.TrimLeft(r, "._+-")
+		if !c.prefix[r] && !(strings.HasSuffix(r, ".") && c.held[r[:len(r)-1]]) {
+			return false
+		}
+	}
+	return true
+}
+
+// CopyOf is the copy task t holds its calibrated simulator to when a run
+// asks for one (learned+copy:DIR, reproduce --sim-copy): the kind its
+// method SimCopy names (support's whole values), numbers for a task
+// without one (mathchat's facts are numbers).
+func CopyOf(t any) dialog.Copy {
+	if p, ok := t.(interface{ SimCopy() dialog.Copy }); ok {
+		return p.SimCopy()
+	}
+	return dialog.CopyNumbers
 }

@@ -62,3 +62,73 @@ func TestNumberCopierAllows(t *testing.T) {
 		}
 	}
 }
+
+// The values constraint allows exactly the tokens that keep every value of
+// the turn (a run with a digit or an '@') a whole one the problem holds,
+// character by character; words stay free, and a word may turn into a
+// value only as the beginning of a held one.
+func TestValueCopierAllows(t *testing.T) {
+	text := []string{"", " ", ",", ".", "-", "a", "e", "l", "mail", "omar", "84", "@", "inbox", "org", " 2", "1", "2", "6", "A", "-9", "2026", "-06", "-11"}
+	tokens := sortValueTokens(text)
+	o := &dialog.Oracle{
+		Instruction: "Cancel order A-921 and move booking B-12 to 2026-06-11.",
+		Facts:       []dialog.Fact{{Key: "email", Value: "omar84@inbox.org"}},
+	}
+	c := newValueCopier(tokens, o)
+	allowed := func(so string) string {
+		ids := c.allow(so)
+		if ids == nil {
+			return "any"
+		}
+		var out []string
+		for _, id := range ids {
+			out = append(out, strings.ReplaceAll(text[id], " ", "_"))
+		}
+		slices.Sort(out)
+		return strings.Join(out, ",")
+	}
+	set := func(s ...string) string {
+		slices.Sort(s)
+		return strings.Join(s, ",")
+	}
+	words := []string{"", "_", ",", ".", "-", "a", "e", "l", "mail", "omar", "inbox", "org", "A"} // every token without a digit or an '@'
+	for _, c := range []struct{ so, want string }{
+		// Between words, a value may begin with any held value's first
+		// characters (2026-06-11 begins with "2"; none with "1", "6",
+		// "84" or "@"; "-9" reads as 9, no held value's beginning).
+		{"it is ", set(append(words, "_2", "2", "2026")...)},
+		// A word may become a held value's beginning, not another one.
+		{"my email is omar", set(append(words, "84", "_2")...)},
+		{"a follow", set(append(words, "_2")...)},
+		// Inside a value: only what continues it; "@" then "inbox".
+		{"omar84", set("@")},
+		{"omar84@", set("inbox")},
+		{"omar84@inbox", set(".")},
+		{"omar84@inbox.", set("org")},
+		// A whole held value may end (a '.' may end the sentence, or
+		// begin a longer held one: none here).
+		{"omar84@inbox.org", set("", "_", ",", ".", "_2")},
+		{"order A", set(append(words, "-9", "_2")...)},
+		{"order A-9", set("2")},
+		{"order A-92", set("1")},
+		{"on 2026", set("-", "-06")},
+		{"on 2026-06", set("-", "-11")},
+		{"on 2026-06-11", set("", "_", ",", ".", "_2")},
+		// A value the constraint did not write (the opening's fallback):
+		// no token continues it to a held one, so any goes.
+		{"x9", "any"},
+	} {
+		if got := allowed(c.so); got != c.want {
+			t.Errorf("after %q: allowed %s, want %s", c.so, got, c.want)
+		}
+	}
+	held := o.HeldValues()
+	for _, v := range []string{"A-921", "B-12", "2026-06-11", "omar84@inbox.org"} {
+		if !held[v] {
+			t.Errorf("HeldValues %v lacks %q", held, v)
+		}
+	}
+	if len(held) != 4 {
+		t.Errorf("HeldValues = %v, want the four values and no word", held)
+	}
+}

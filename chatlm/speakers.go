@@ -2,6 +2,7 @@ package chatlm
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 
@@ -122,20 +123,28 @@ type User struct {
 	// outcomes (UserMessages).
 	Judge Judge
 	Gen   GenConfig
-	// CopyNumbers restricts every number a turn states to the numbers
-	// its problem holds (copy.go): the user spec learned+copy:DIR.
-	CopyNumbers bool
+	// Copy holds every number (dialog.CopyNumbers) or every whole value
+	// (dialog.CopyValues) a turn states to the ones its problem holds
+	// (copy.go): the user spec learned+copy:DIR. Default CopyOff.
+	Copy dialog.Copy
 
-	mu         sync.Mutex // guards the model and copyTokens
-	copyTokens *copyTokens
+	mu          sync.Mutex // guards the model, copyTokens and valueTokens
+	copyTokens  *copyTokens
+	valueTokens *valueTokens
 }
 
 type userSession struct {
 	user   *User
 	oracle *dialog.Oracle
 	rng    *rand.Rand
-	kv     *lm.KV        // as AgentSession's
-	copier *numberCopier // with CopyNumbers, built at its first turn
+	kv     *lm.KV // as AgentSession's
+	copier copier // with Copy, built at its first turn
+}
+
+// copier is one conversation's copy constraint: the ids that may follow
+// a turn whose text so far is text, nil for any.
+type copier interface {
+	allow(text string) []int
 }
 
 // KeepContext is AgentSession.KeepContext for the simulator.
@@ -226,7 +235,9 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	gc := u.Gen
-	if u.CopyNumbers {
+	switch u.Copy {
+	case dialog.CopyOff:
+	case dialog.CopyNumbers:
 		if u.copyTokens == nil {
 			u.copyTokens = newCopyTokens(u.Model.Tok, u.Model.LM.Config.VocabSize)
 		}
@@ -235,6 +246,19 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 				s.copier = newNumberCopier(u.copyTokens, s.oracle)
 			}
 		}
+	case dialog.CopyValues:
+		if u.valueTokens == nil {
+			u.valueTokens = newValueTokens(u.Model.Tok, u.Model.LM.Config.VocabSize)
+		}
+		for _, s := range own {
+			if s.copier == nil {
+				s.copier = newValueCopier(u.valueTokens, s.oracle)
+			}
+		}
+	default:
+		return nil, nil, fmt.Errorf("chatlm: simulator copy %v unknown", u.Copy)
+	}
+	if u.Copy != dialog.CopyOff {
 		gc.Allow = func(i int, ids []int) []int { return own[i].copier.allow(u.Model.Tok.Decode(ids)) }
 	}
 	turns, err := u.Model.GenerateKV(convs, string(dialog.RoleUser), gc, rngs, nil, kvs)

@@ -8,7 +8,7 @@ import (
 // NumberPattern matches a number as the tasks' people write one: "17",
 // "-3", "1,200", "2.5", "3/4". It is the one definition both the facts
 // check (fidelity: is a stated number one the problem holds?) and the
-// simulator's copy constraint (chatlm.User.CopyNumbers) read numbers by.
+// simulator's copy constraint (chatlm.User.Copy = CopyNumbers) read numbers by.
 var NumberPattern = regexp.MustCompile(`-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+)?`)
 
 // CanonNumber normalises the first number of s ("1,200", "1200.0" and

@@ -367,16 +367,25 @@ func (r *run) staticReward(name string) (string, bool) {
 }
 
 // learnedSim loads a simulator the run fitted in dir (its calibrated
-// one, a recalibration round's), copying the numbers it holds when the
-// run says so (Config.SimCopy): every place the run plays one loads it
-// here.
+// one, a recalibration round's), copying what it holds when the run says
+// so (Config.SimCopy, run.simCopy): every place the run plays one loads
+// it here.
 func (r *run) learnedSim(dir string) (*chatlm.User, error) {
 	sim, err := spec.LearnedUser(r.t, dir)
 	if err != nil {
 		return nil, err
 	}
-	sim.CopyNumbers = r.cfg.SimCopy
+	sim.Copy = r.simCopy()
 	return sim, nil
+}
+
+// simCopy is the copy the run holds its calibrated simulator to: the
+// task's (chatlm.CopyOf) with Config.SimCopy, none without.
+func (r *run) simCopy() dialog.Copy {
+	if !r.cfg.SimCopy {
+		return dialog.CopyOff
+	}
+	return chatlm.CopyOf(r.t)
 }
 
 // calibratedSim is the run's calibrated simulator (checkpoints/sim).

@@ -126,7 +126,7 @@ func (r *run) playHuman(ctx context.Context, agent dialog.Agent, rc rollout.Conf
 
 // simulatorName is how a gap record names the simulator in simDir:
 // relative to the run folder, or as it is when it lies outside (a shared
-// simulator); with the run's SimCopy, saying that it copies its numbers,
+// simulator); with the run's SimCopy, saying what it copies,
 // so that no reader takes its stated facts (all true by construction) for
 // what the fit learned.
 func (r *run) simulatorName(simDir string) string {
@@ -134,8 +134,11 @@ func (r *run) simulatorName(simDir string) string {
 	if rel, err := filepath.Rel(r.f.Dir, simDir); err == nil && !strings.HasPrefix(rel, "..") {
 		name = rel
 	}
-	if r.cfg.SimCopy {
+	switch r.simCopy() {
+	case dialog.CopyNumbers:
 		name += " (copying the numbers it holds)"
+	case dialog.CopyValues:
+		name += " (copying the whole values it holds)"
 	}
 	return name
 }
@@ -275,7 +278,7 @@ func (r *run) simToRealSection(w io.Writer) error {
 //     it (±0.04 at 500 problems), so a simulator near the bound may fall
 //     either side of it by sampling alone.
 //
-// A simulator that copies its numbers (Config.SimCopy) states only true
+// A simulator that copies what it holds (Config.SimCopy) states only true
 // facts by construction: its facts check then says nothing of the fit,
 // and the success check carries the weight.
 //
@@ -518,7 +521,7 @@ func (r *run) simGate(ctx context.Context) error {
 // misstatesHint is what the gate suggests for a simulator that misstates
 // what it holds or is off in success: the two mends measured on the
 // off pipelines (results/calibration-copy/).
-const misstatesHint = "a simulator that misstates what it holds is mended in part by --sim-copy (it states only numbers its problem holds) and by the task's :userledger option (told each fact it was asked for)"
+const misstatesHint = "a simulator that misstates what it holds is mended in part by --sim-copy (it states only numbers, or for support whole values, its problem holds) and by the task's :userledger option (told each fact it was asked for)"
 
 // failures says which checks failed, with their figures.
 func (rec SimFidelity) failures() string {

@@ -71,8 +71,11 @@ type runConfig struct {
 	// RLIterations is Config.RLIterations; RL holds them too.
 	RLIterations int `json:"rl_iterations,omitempty"`
 	Curves       int `json:"curves,omitempty"`
-	// SimCopy is Config.SimCopy.
+	// SimCopy is Config.SimCopy; SimCopyKind the copy it held the
+	// simulator to (run.simCopy), "" in a folder from before the field
+	// (numbers, then every task's).
 	SimCopy      bool      `json:"sim_copy,omitempty"`
+	SimCopyKind  string    `json:"sim_copy_kind,omitempty"`
 	TuneGrid     []float64 `json:"tune_grid,omitempty"`
 	TuneEpisodes int       `json:"tune_episodes,omitempty"`
 	// FilteredBC is the filtered-BC arm's trainer config, nil without it.
@@ -106,6 +109,9 @@ func (r *run) runConfig() runConfig {
 		LogEpisodes: p.LogEpisodes, EvalEpisodes: p.EvalEpisodes, MaxTurns: p.MaxTurns, RLSeeds: &seeds, EvalDecodings: decodingNames(),
 		StaticPrompts: r.cfg.StaticPrompts, StaticTokens: r.cfg.StaticTokens, RLIterations: r.cfg.RLIterations, Curves: r.cfg.Curves,
 		SimCopy: r.cfg.SimCopy}
+	if r.cfg.SimCopy {
+		c.SimCopyKind = r.simCopy().String()
+	}
 	if r.slice() != eval.TestSlice {
 		c.EvalSlice = r.slice().Name
 	}
@@ -238,6 +244,7 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"optimizer_lrs", heldLRs(old, now), heldLRs(now, old), "the preset's learning rates of the other optimizers"},
 		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
 		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy"},
+		{"sim_copy_kind", cmp.Or(old.SimCopyKind, now.SimCopyKind), now.SimCopyKind, "the copy the task holds its simulator to, which another calibrl version may set otherwise"},
 		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},
 		{"static_reward", cmp.Or(old.StaticReward, train.StaticOutcome), r.staticRewardsName(), "--static-reward"},
 		{"static_fill", old.StaticFill, r.cfg.StaticFill, "--static-fill"},

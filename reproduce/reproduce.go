@@ -238,10 +238,11 @@ type Config struct {
 	// side by side, the cores divided between them; ≤ 0: DefaultJobs.
 	// Results do not depend on it.
 	Jobs int
-	// SimCopy makes the calibrated simulator copy the numbers it holds
-	// wherever the run plays it (chatlm.User.CopyNumbers, the user spec
-	// learned+copy:DIR): the gate, the calibrated arms' training and
-	// monitor, the sim-to-real gaps. The fit is the same.
+	// SimCopy holds the calibrated simulator to what its problem holds,
+	// as the task copies it (chatlm.CopyOf: mathchat's numbers, support's
+	// whole values; the user spec learned+copy:DIR), wherever the run
+	// plays it: the gate, the calibrated arms' training and monitor, the
+	// sim-to-real gaps. The fit is the same.
 	SimCopy bool
 	// SimGate checks the simulator before RL (fidelity.go); the zero
 	// value measures it and flags one outside DefaultSimGateBound.

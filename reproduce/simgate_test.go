@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/fidelity"
 )
 
@@ -142,18 +143,21 @@ func TestSimGateJudge(t *testing.T) {
 }
 
 // --sim-copy reaches every place the run plays its simulator: they all
-// load it through learnedSim, which copies the numbers it holds exactly
-// when the run says so.
+// load it through learnedSim, which copies as the task does (the tiny
+// run's mathchat: numbers) exactly when the run says so.
 func TestSimCopyLoadsACopyingSimulator(t *testing.T) {
 	whole, _ := wholeRun(t)
-	for _, copyNumbers := range []bool{false, true} {
-		r := openTiny(t, func(c *Config) { c.SimCopy = copyNumbers })
+	for _, c := range []struct {
+		simCopy bool
+		want    dialog.Copy
+	}{{false, dialog.CopyOff}, {true, dialog.CopyNumbers}} {
+		r := openTiny(t, func(cfg *Config) { cfg.SimCopy = c.simCopy })
 		sim, err := r.learnedSim(filepath.Join(whole, "checkpoints", "sim"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sim.CopyNumbers != copyNumbers {
-			t.Errorf("SimCopy %v: the simulator copies numbers %v", copyNumbers, sim.CopyNumbers)
+		if sim.Copy != c.want {
+			t.Errorf("SimCopy %v: the simulator copies %v, want %v", c.simCopy, sim.Copy, c.want)
 		}
 	}
 }

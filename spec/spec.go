@@ -59,8 +59,12 @@ func Agents(s string) []string {
 //	naive                   the task's prompted-style simulator with its artifacts
 //	learned:DIR             a calibrated simulator checkpoint (train-sim)
 //	learned-nocontext:DIR   the same without the oracle context (the ablation)
-//	learned+copy:DIR        a calibrated simulator whose every stated number
-//	                        is one its problem holds (chatlm.User.CopyNumbers)
+//	learned+copy:DIR        a calibrated simulator held to the facts its
+//	                        problem holds, as its task copies them
+//	                        (chatlm.CopyOf: mathchat's numbers, support's
+//	                        whole values)
+//	learned+copy=KIND:DIR   the same with a copy named: numbers or values
+//	                        (dialog.Copy)
 //	remote:MODEL            an LLM behind an OpenAI-compatible endpoint, role-playing from the oracle context
 func User(t task.Task, s string) (dialog.User, error) {
 	name, arg, _ := strings.Cut(s, ":")
@@ -93,10 +97,18 @@ func User(t task.Task, s string) (dialog.User, error) {
 		for _, o := range strings.Split(opts, "+") {
 			switch o {
 			case "":
-			case CopyNumbers:
-				u.CopyNumbers = true
+			case CopyOption:
+				u.Copy = chatlm.CopyOf(t)
 			default:
-				return nil, fmt.Errorf("user %q: unknown option %q (known: %s)", s, o, CopyNumbers)
+				kind, ok := strings.CutPrefix(o, CopyOption+"=")
+				if !ok {
+					return nil, fmt.Errorf("user %q: unknown option %q (known: %s, %s=numbers, %s=values)", s, o, CopyOption, CopyOption, CopyOption)
+				}
+				c, err := dialog.ParseCopy(kind)
+				if err != nil {
+					return nil, fmt.Errorf("user %q: option %q: %w", s, o, err)
+				}
+				u.Copy = c
 			}
 		}
 		return u, nil
@@ -104,12 +116,12 @@ func User(t task.Task, s string) (dialog.User, error) {
 	return nil, fmt.Errorf("unknown user %q (want %s)", s, userSpecs)
 }
 
-// CopyNumbers is the learned simulator's option that restricts the
-// numbers it states to its problem's (learned+copy:DIR).
-const CopyNumbers = "copy"
+// CopyOption is the learned simulator's option that holds what it states
+// to what its problem holds (learned+copy:DIR, learned+copy=values:DIR).
+const CopyOption = "copy"
 
 // userSpecs names the user specs for errors.
-const userSpecs = "human, naive, learned:DIR, learned-nocontext:DIR, learned+copy:DIR or remote:MODEL"
+const userSpecs = "human, naive, learned:DIR, learned-nocontext:DIR, learned+copy[=numbers|values]:DIR or remote:MODEL"
 
 // LearnedUser loads the simulator checkpoint in dir (train-sim's) as a
 // user of task t, conditioned as it was trained: on the oracle context

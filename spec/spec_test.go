@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibrl/calibrl/chatlm"
 	"github.com/calibrl/calibrl/checkpoint"
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/sft"
@@ -89,15 +90,22 @@ func TestLearnedUserPlaysAsTrained(t *testing.T) {
 		if _, err := User(tk, "learned-nocontext:"+dir); err == nil || !strings.Contains(err.Error(), "learned:") {
 			t.Errorf("learned-nocontext on an oracle-context simulator: %v", err)
 		}
-		if u.(*chatlm.User).CopyNumbers {
-			t.Errorf("learned:DIR copies numbers; only learned+copy:DIR does")
+		if c := u.(*chatlm.User).Copy; c != dialog.CopyOff {
+			t.Errorf("learned:DIR copies %v; only learned+copy:DIR copies", c)
 		}
 		cu, err := User(tk, "learned+copy:"+dir)
-		if err != nil || !cu.(*chatlm.User).CopyNumbers || (cu.(*chatlm.User).Judge != nil) != judged {
-			t.Errorf("learned+copy:DIR: %v, want the same simulator copying the numbers it holds", err)
+		if err != nil || cu.(*chatlm.User).Copy != dialog.CopyNumbers || (cu.(*chatlm.User).Judge != nil) != judged {
+			t.Errorf("learned+copy:DIR: %v, want the same simulator copying the numbers it holds (mathchat's copy)", err)
+		}
+		vu, err := User(tk, "learned+copy=values:"+dir)
+		if err != nil || vu.(*chatlm.User).Copy != dialog.CopyValues {
+			t.Errorf("learned+copy=values:DIR: %v, want the simulator copying whole values", err)
 		}
 		if _, err := User(tk, "learned+paste:"+dir); err == nil || !strings.Contains(err.Error(), `unknown option "paste"`) {
 			t.Errorf("learned+paste: %v, want the unknown option named", err)
+		}
+		if _, err := User(tk, "learned+copy=words:"+dir); err == nil || !strings.Contains(err.Error(), `unknown copy "words"`) {
+			t.Errorf("learned+copy=words: %v, want the unknown kind named", err)
 		}
 	}
 }
@@ -307,5 +315,15 @@ func learnedUserPlaysWithItsNotes(t *testing.T, name string) {
 		if _, err := User(tk, "learned-nocontext:"+blind); err != nil {
 			t.Errorf("the no-oracle-context ablation on %s: %v", tk.Spec(), err)
 		}
+	}
+	// learned+copy copies as the task does: support whole values, the
+	// others numbers.
+	copyKind := dialog.CopyNumbers
+	if strings.HasPrefix(name, "support") {
+		copyKind = dialog.CopyValues
+	}
+	cu, err := User(on, "learned+copy:"+withNotes)
+	if err != nil || cu.(*chatlm.User).Copy != copyKind {
+		t.Errorf("learned+copy on %s: %v, want copy %v", on.Spec(), err, copyKind)
 	}
 }

@@ -31,7 +31,7 @@ func (f *episodeFlags) register(cmd *cobra.Command, defaultSplit string) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.task, "task", "mathchat", "task family: "+joinNames(task.Names()))
 	addDataFlag(fl, &f.data)
-	fl.StringVar(&f.user, "user", dialog.Human.String(), "who plays the user: human (the held-out proxy of a real person), naive (a prompted-style simulator), learned:DIR (a calibrated simulator), learned-nocontext:DIR, learned+copy:DIR (one that states only numbers the problem holds) or remote:MODEL")
+	fl.StringVar(&f.user, "user", dialog.Human.String(), "who plays the user: human (the held-out proxy of a real person), naive (a prompted-style simulator), learned:DIR (a calibrated simulator), learned-nocontext:DIR, learned+copy:DIR (one that states only what the problem holds: numbers, support's whole values) or remote:MODEL")
 	fl.IntVarP(&f.n, "episodes", "n", 200, "number of episodes (instances) to play")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed of every episode's randomness; same seed and flags give the same episodes")
 	fl.StringVar(&f.split, "split", defaultSplit, "instance split: train or test (test personas and problems never appear in train)")

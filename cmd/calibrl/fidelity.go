@@ -192,7 +192,7 @@ With --out DIR the JSON is written to DIR/fidelity-logs.json.`,
 	f := cmd.Flags()
 	f.StringVar(&taskName, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&sims, "sim", dialog.Naive.String(), "comma-separated simulators: naive, human, learned:DIR, learned-nocontext:DIR, learned+copy:DIR (stating only numbers the problem holds), remote:MODEL")
+	f.StringVar(&sims, "sim", dialog.Naive.String(), "comma-separated simulators: naive, human, learned:DIR, learned-nocontext:DIR, learned+copy:DIR (stating only what the problem holds: numbers, support's whole values; learned+copy=numbers|values:DIR names the kind), remote:MODEL")
 	f.StringVar(&agents, "agents", "", "comma-separated agents for the sim-to-real gap: scripted:PROFILE (or a bare profile), lm:DIR, remote:MODEL (default every scripted profile)")
 	f.Float64Var(&temperature, "temperature", -1, "sampling temperature of lm:DIR agents; -1 plays greedy, as eval does")
 	f.IntVarP(&cfg.Instances, "episodes", "n", 200, "held-out contexts per agent and per probe")
