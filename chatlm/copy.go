@@ -2,7 +2,6 @@ package chatlm
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -47,13 +46,19 @@ type copyTokens struct {
 }
 
 func newCopyTokens(tok *tokenizer.Tokenizer, vocab int) *copyTokens {
+	return sortCopyTokens(tokenTexts(tok, vocab))
+}
+
+// tokenTexts is each id's text, "" for specials and ids past the
+// tokenizer (a model's vocabulary may be larger).
+func tokenTexts(tok *tokenizer.Tokenizer, vocab int) []string {
 	text := make([]string, vocab)
 	for id := range text {
 		if id < tok.VocabSize() && !tok.IsSpecial(id) {
 			text[id] = tok.Decode([]int{id})
 		}
 	}
-	return sortCopyTokens(text)
+	return text
 }
 
 // sortCopyTokens sorts ids by their text.
@@ -80,18 +85,25 @@ type numberCopier struct {
 }
 
 func newNumberCopier(tokens *copyTokens, o *dialog.Oracle) *numberCopier {
-	c := &numberCopier{tokens: tokens, known: map[string]bool{}, prefix: map[string]bool{}, cache: map[string][]int{}}
+	c := &numberCopier{tokens: tokens, known: map[string]bool{}, cache: map[string][]int{}}
 	for n := range o.KnownNumbers() {
-		n = strings.TrimPrefix(n, "-")
-		if n == "" {
-			continue
-		}
-		c.known[n] = true
-		for i := 1; i <= len(n); i++ {
-			c.prefix[n[:i]] = true
+		if n = strings.TrimPrefix(n, "-"); n != "" {
+			c.known[n] = true
 		}
 	}
+	c.prefix = prefixes(c.known)
 	return c
+}
+
+// prefixes is every non-empty prefix of the strings of set.
+func prefixes(set map[string]bool) map[string]bool {
+	p := map[string]bool{}
+	for s := range set {
+		for i := 1; i <= len(s); i++ {
+			p[s[:i]] = true
+		}
+	}
+	return p
 }
 
 // allow is the ids that may follow a turn whose text so far is text; nil
@@ -105,18 +117,31 @@ func (c *numberCopier) allow(text string) []int {
 	if c.fits(run, "") {
 		ids = append(ids, c.tokens.plain...)
 	}
-	for _, id := range c.tokens.numeric {
-		if c.fits(run, c.tokens.text[id]) {
+	ids = appendFitting(ids, c.tokens.numeric, c.tokens.text, func(x string) bool { return c.fits(run, x) })
+	ids = restriction(ids, len(c.tokens.text))
+	c.cache[run] = ids
+	return ids
+}
+
+// appendFitting appends to ids the candidates whose text fits.
+func appendFitting(ids, candidates []int, text []string, fits func(x string) bool) []int {
+	for _, id := range candidates {
+		if fits(text[id]) {
 			ids = append(ids, id)
 		}
 	}
-	if len(ids) == len(c.tokens.text) || len(ids) == 0 {
-		// Nothing to restrict; or a run no held number begins with (only
-		// text the constraint did not write can end in one): let the
-		// model go on rather than stop the episode.
-		ids = nil
+	return ids
+}
+
+// restriction is the allowed ids as allow returns them (in any order:
+// the sampler sorts them), nil when they are all vocab ids (nothing to
+// restrict) or none (a run no held number or value begins with, which
+// only text the constraint did not write can end in: the model goes on
+// rather than stop the episode).
+func restriction(ids []int, vocab int) []int {
+	if len(ids) == vocab || len(ids) == 0 {
+		return nil
 	}
-	c.cache[run] = ids
 	return ids
 }
 
@@ -166,13 +191,7 @@ type valueTokens struct {
 }
 
 func newValueTokens(tok *tokenizer.Tokenizer, vocab int) *valueTokens {
-	text := make([]string, vocab)
-	for id := range text {
-		if id < tok.VocabSize() && !tok.IsSpecial(id) {
-			text[id] = tok.Decode([]int{id})
-		}
-	}
-	return sortValueTokens(text)
+	return sortValueTokens(tokenTexts(tok, vocab))
 }
 
 func sortValueTokens(text []string) *valueTokens {
@@ -181,7 +200,7 @@ func sortValueTokens(text []string) *valueTokens {
 		switch {
 		case dialog.IsValue(t):
 			v.stating = append(v.stating, id)
-		case t == "" || !valueRunEnd.MatchString(t[:1]):
+		case t == "" || !isValueByte(t[0]):
 			v.plain = append(v.plain, id)
 		default:
 			v.going = append(v.going, id)
@@ -190,8 +209,21 @@ func sortValueTokens(text []string) *valueTokens {
 	return v
 }
 
-// valueRunEnd matches the run of value characters a text ends in.
-var valueRunEnd = regexp.MustCompile(dialog.ValueRun.String() + `$`)
+// valueRunEnd is the run of dialog.ValueRun's characters text ends in,
+// found from the end: a regexp anchored at the end would try every start
+// in the turn, each word a partial match, on every token of the turn.
+func valueRunEnd(text string) string {
+	i := len(text)
+	for i > 0 && isValueByte(text[i-1]) {
+		i--
+	}
+	return text[i:]
+}
+
+// isValueByte reports whether c is one of dialog.ValueRun's characters.
+func isValueByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("@._+-", c) >= 0
+}
 
 // valueCopier is one conversation's values constraint.
 type valueCopier struct {
@@ -202,22 +234,18 @@ type valueCopier struct {
 }
 
 func newValueCopier(tokens *valueTokens, o *dialog.Oracle) *valueCopier {
-	c := &valueCopier{tokens: tokens, held: o.HeldValues(), prefix: map[string]bool{}, cache: map[string][]int{}}
-	for v := range c.held {
-		for i := 1; i <= len(v); i++ {
-			c.prefix[v[:i]] = true
-		}
-	}
-	return c
+	held := o.HeldValues()
+	return &valueCopier{tokens: tokens, held: held, prefix: prefixes(held), cache: map[string][]int{}}
 }
 
 // allow is the ids that may follow a turn whose text so far is text; nil
 // when every id may.
 func (c *valueCopier) allow(text string) []int {
-	run := valueRunEnd.FindString(text)
+	run := valueRunEnd(text)
 	if ids, ok := c.cache[run]; ok {
 		return ids
 	}
+	fits := func(x string) bool { return c.fits(run, x) }
 	var ids []int
 	if dialog.IsValue(run) {
 		// Stating a value: every token is judged; the plain ones alike,
@@ -225,29 +253,15 @@ func (c *valueCopier) allow(text string) []int {
 		if c.fits(run, "") {
 			ids = append(ids, c.tokens.plain...)
 		}
-		for _, id := range c.tokens.going {
-			if c.fits(run, c.tokens.text[id]) {
-				ids = append(ids, id)
-			}
-		}
+		ids = appendFitting(ids, c.tokens.going, c.tokens.text, fits)
 	} else {
 		// A word or nothing: only a token that brings a digit or an '@'
 		// can make a value.
 		ids = append(ids, c.tokens.plain...)
 		ids = append(ids, c.tokens.going...)
 	}
-	for _, id := range c.tokens.stating {
-		if c.fits(run, c.tokens.text[id]) {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == len(c.tokens.text) || len(ids) == 0 {
-		// As numberCopier.allow: nothing to restrict, or a run the
-		// constraint did not write.
-		ids = nil
-	} else {
-		slices.Sort(ids)
-	}
+	ids = appendFitting(ids, c.tokens.stating, c.tokens.text, fits)
+	ids = restriction(ids, len(c.tokens.text))
 	c.cache[run] = ids
 	return ids
 }
@@ -258,12 +272,19 @@ func (c *valueCopier) allow(text string) []int {
 // "" (a plain token, the end of the turn) closes run.
 func (c *valueCopier) fits(run, x string) bool {
 	y := run + x
-	for _, loc := range dialog.ValueRun.FindAllStringIndex(y, -1) {
-		r := y[loc[0]:loc[1]]
-		if !dialog.IsValue(r) {
+	for i, j := 0, 0; i < len(y); i = j {
+		// y[i:j] is the next run of value characters (dialog.ValueRun's
+		// matches, scanned by hand: this runs for every candidate token).
+		for i < len(y) && !isValueByte(y[i]) {
+			i++
+		}
+		for j = i; j < len(y) && isValueByte(y[j]); j++ {
+		}
+		r := y[i:j]
+		if r == "" || !dialog.IsValue(r) {
 			continue
 		}
-		if loc[1] < len(y) || x == "" {
+		if j < len(y) || x == "" {
 			if !c.held[dialog.TrimValue(r)] {
 				return false
 			}

@@ -18,44 +18,28 @@ func TestNumberCopierAllows(t *testing.T) {
 	}
 	tokens := sortCopyTokens(text)
 	o := &dialog.Oracle{Instruction: "the booking A-921 on 2026-06-11", Truth: "2.5", Facts: []dialog.Fact{{Key: "share", Value: "3/4"}}}
-	c := newNumberCopier(tokens, o)
-	allowed := func(so string) string {
-		ids := c.allow(so)
-		if ids == nil {
-			return "any"
-		}
-		var out []string
-		for _, id := range ids {
-			out = append(out, strings.ReplaceAll(text[id], " ", "_"))
-		}
-		slices.Sort(out)
-		return strings.Join(out, ",")
-	}
-	set := func(s ...string) string {
-		slices.Sort(s)
-		return strings.Join(s, ",")
-	}
+	allowed := allowedTexts(newNumberCopier(tokens, o), text)
 	ends := []string{"", "_", "a", ".", "._", "/"} // the tokens that end a number: plain ones and the separators
 	for _, c := range []struct{ so, want string }{
 		// Starting a number: only digits a held number begins with
 		// (921, 2026, 06, 11, 2.5, 3/4: "2026-06-11" holds 06); a token
 		// holding a digit is judged by its digit.
-		{"it is ", set(append(ends, "0", "1", "2", "3", "9", "x1")...)},
+		{"it is ", tokenSet(append(ends, "0", "1", "2", "3", "9", "x1")...)},
 		// Inside one: the digit that continues it; no ending.
-		{"A-9", set("2")},
-		{"A-92", set("1")},
+		{"A-9", tokenSet("2")},
+		{"A-92", tokenSet("1")},
 		// A held number may end, and may not go on to one not held.
-		{"A-921", set(append(ends, "x1")...)},
-		{"on 202", set("6")},
+		{"A-921", tokenSet(append(ends, "x1")...)},
+		{"on 202", tokenSet("6")},
 		// "2" is not held, "2.5" and 2026 are: its '.' may continue it,
 		// nothing ends it.
-		{"about 2", set("0", ".")},
-		{"about 2.", set("5")},
+		{"about 2", tokenSet("0", ".")},
+		{"about 2.", tokenSet("5")},
 		// 921 is held: its '.' may end a sentence; then a digit may not
 		// follow (no held 921.x).
-		{"A-921.", set(append(ends, "x1")...)},
-		{"3/", set("4")},
-		{"on 2026-06", set(append(ends, "x1")...)},
+		{"A-921.", tokenSet(append(ends, "x1")...)},
+		{"3/", tokenSet("4")},
+		{"on 2026-06", tokenSet(append(ends, "x1")...)},
 	} {
 		if got := allowed(c.so); got != c.want {
 			t.Errorf("after %q: allowed %s, want %s", c.so, got, c.want)
@@ -74,46 +58,30 @@ func TestValueCopierAllows(t *testing.T) {
 		Instruction: "Cancel order A-921 and move booking B-12 to 2026-06-11.",
 		Facts:       []dialog.Fact{{Key: "email", Value: "omar84@inbox.org"}},
 	}
-	c := newValueCopier(tokens, o)
-	allowed := func(so string) string {
-		ids := c.allow(so)
-		if ids == nil {
-			return "any"
-		}
-		var out []string
-		for _, id := range ids {
-			out = append(out, strings.ReplaceAll(text[id], " ", "_"))
-		}
-		slices.Sort(out)
-		return strings.Join(out, ",")
-	}
-	set := func(s ...string) string {
-		slices.Sort(s)
-		return strings.Join(s, ",")
-	}
+	allowed := allowedTexts(newValueCopier(tokens, o), text)
 	words := []string{"", "_", ",", ".", "-", "a", "e", "l", "mail", "omar", "inbox", "org", "A"} // every token without a digit or an '@'
 	for _, c := range []struct{ so, want string }{
 		// Between words, a value may begin with any held value's first
 		// characters (2026-06-11 begins with "2"; none with "1", "6",
 		// "84" or "@"; "-9" reads as 9, no held value's beginning).
-		{"it is ", set(append(words, "_2", "2", "2026")...)},
+		{"it is ", tokenSet(append(words, "_2", "2", "2026")...)},
 		// A word may become a held value's beginning, not another one.
-		{"my email is omar", set(append(words, "84", "_2")...)},
-		{"a follow", set(append(words, "_2")...)},
+		{"my email is omar", tokenSet(append(words, "84", "_2")...)},
+		{"a follow", tokenSet(append(words, "_2")...)},
 		// Inside a value: only what continues it; "@" then "inbox".
-		{"omar84", set("@")},
-		{"omar84@", set("inbox")},
-		{"omar84@inbox", set(".")},
-		{"omar84@inbox.", set("org")},
+		{"omar84", tokenSet("@")},
+		{"omar84@", tokenSet("inbox")},
+		{"omar84@inbox", tokenSet(".")},
+		{"omar84@inbox.", tokenSet("org")},
 		// A whole held value may end (a '.' may end the sentence, or
 		// begin a longer held one: none here).
-		{"omar84@inbox.org", set("", "_", ",", ".", "_2")},
-		{"order A", set(append(words, "-9", "_2")...)},
-		{"order A-9", set("2")},
-		{"order A-92", set("1")},
-		{"on 2026", set("-", "-06")},
-		{"on 2026-06", set("-", "-11")},
-		{"on 2026-06-11", set("", "_", ",", ".", "_2")},
+		{"omar84@inbox.org", tokenSet("", "_", ",", ".", "_2")},
+		{"order A", tokenSet(append(words, "-9", "_2")...)},
+		{"order A-9", tokenSet("2")},
+		{"order A-92", tokenSet("1")},
+		{"on 2026", tokenSet("-", "-06")},
+		{"on 2026-06", tokenSet("-", "-11")},
+		{"on 2026-06-11", tokenSet("", "_", ",", ".", "_2")},
 		// A value the constraint did not write (the opening's fallback):
 		// no token continues it to a held one, so any goes.
 		{"x9", "any"},
@@ -130,5 +98,49 @@ func TestValueCopierAllows(t *testing.T) {
 	}
 	if len(held) != 4 {
 		t.Errorf("HeldValues = %v, want the four values and no word", held)
+	}
+}
+
+// allowedTexts is c's allowed tokens after a turn's text so far, as their
+// texts sorted and joined by commas (spaces written "_"), "any" for no
+// restriction.
+func allowedTexts(c copier, text []string) func(so string) string {
+	return func(so string) string {
+		ids := c.allow(so)
+		if ids == nil {
+			return "any"
+		}
+		var out []string
+		for _, id := range ids {
+			out = append(out, strings.ReplaceAll(text[id], " ", "_"))
+		}
+		return tokenSet(out...)
+	}
+}
+
+// tokenSet is token texts sorted and joined by commas, as allowedTexts
+// writes them.
+func tokenSet(s ...string) string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
+// valueRunEnd finds the run dialog.ValueRun's last match would, and
+// isValueByte agrees with ValueRun on every byte.
+func TestValueRunEnd(t *testing.T) {
+	for _, text := range []string{"", " ", "my email is omar84@inbox.org", "A-921.", "é A-9", "x, ", "2026-06-11,", "ümlaut"} {
+		want := ""
+		if locs := dialog.ValueRun.FindAllStringIndex(text, -1); len(locs) > 0 && locs[len(locs)-1][1] == len(text) {
+			want = text[locs[len(locs)-1][0]:]
+		}
+		if got := valueRunEnd(text); got != want {
+			t.Errorf("valueRunEnd(%q) = %q, want %q", text, got, want)
+		}
+	}
+	for c := range 256 {
+		if got, want := isValueByte(byte(c)), dialog.ValueRun.MatchString(string([]byte{byte(c)})); got != want {
+			t.Errorf("isValueByte(%q) = %v, ValueRun says %v", rune(c), got, want)
+		}
 	}
 }

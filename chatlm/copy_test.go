@@ -22,23 +22,7 @@ func TestUserCopiesTheNumbersItHolds(t *testing.T) {
 		if copyNumbers {
 			c = dialog.CopyNumbers
 		}
-		u := &chatlm.User{Model: m, Oracle: true, Copy: c, Gen: chatlm.GenConfig{MaxNewTokens: 48, Temperature: temp, TopP: 1}}
-		var sessions []dialog.UserSession
-		for i := range eps {
-			sessions = append(sessions, u.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(uint64(i), 7))))
-		}
-		opens, err := u.OpenBatch(context.Background(), sessions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		histories := make([][]dialog.Message, len(eps))
-		for i, o := range opens {
-			histories[i] = []dialog.Message{{Role: dialog.RoleUser, Content: o}, {Role: dialog.RoleAssistant, Content: "is it 12.5 or 3/7?"}}
-		}
-		replies, _, err := u.ReplyBatch(context.Background(), sessions, histories)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opens, replies := playTwoTurns(t, m, eps, c, temp)
 		for i := range eps {
 			known := eps[i].Oracle.KnownNumbers()
 			for _, text := range []string{opens[i], replies[i]} {
@@ -83,23 +67,7 @@ func TestUserCopiesTheWholeValuesItHolds(t *testing.T) {
 	eps := chatlmtest.AddEpisodes(24, 3)
 	m := chatlmtest.TinyModel(t, eps)
 	play := func(c dialog.Copy, temp float64) (stated, held int, turns []string) {
-		u := &chatlm.User{Model: m, Oracle: true, Copy: c, Gen: chatlm.GenConfig{MaxNewTokens: 48, Temperature: temp, TopP: 1}}
-		var sessions []dialog.UserSession
-		for i := range eps {
-			sessions = append(sessions, u.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(uint64(i), 7))))
-		}
-		opens, err := u.OpenBatch(context.Background(), sessions)
-		if err != nil {
-			t.Fatal(err)
-		}
-		histories := make([][]dialog.Message, len(eps))
-		for i, o := range opens {
-			histories[i] = []dialog.Message{{Role: dialog.RoleUser, Content: o}, {Role: dialog.RoleAssistant, Content: "is it 12.5 or 3/7?"}}
-		}
-		replies, _, err := u.ReplyBatch(context.Background(), sessions, histories)
-		if err != nil {
-			t.Fatal(err)
-		}
+		opens, replies := playTwoTurns(t, m, eps, c, temp)
 		for i := range eps {
 			values := eps[i].Oracle.HeldValues()
 			for _, text := range []string{opens[i], replies[i]} {
@@ -139,4 +107,28 @@ func TestUserCopiesTheWholeValuesItHolds(t *testing.T) {
 			t.Errorf("sampled: no value stated at all; the constraint must allow held ones")
 		}
 	}
+}
+
+// playTwoTurns has an untrained simulator copying as c says open each
+// episode and answer an agent's question, seeded per episode.
+func playTwoTurns(t *testing.T, m *chatlm.Model, eps []dialog.Episode, c dialog.Copy, temp float64) (opens, replies []string) {
+	t.Helper()
+	u := &chatlm.User{Model: m, Oracle: true, Copy: c, Gen: chatlm.GenConfig{MaxNewTokens: 48, Temperature: temp, TopP: 1}}
+	var sessions []dialog.UserSession
+	for i := range eps {
+		sessions = append(sessions, u.NewSession(&eps[i].Oracle, rand.New(rand.NewPCG(uint64(i), 7))))
+	}
+	opens, err := u.OpenBatch(context.Background(), sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	histories := make([][]dialog.Message, len(eps))
+	for i, o := range opens {
+		histories[i] = []dialog.Message{{Role: dialog.RoleUser, Content: o}, {Role: dialog.RoleAssistant, Content: "is it 12.5 or 3/7?"}}
+	}
+	replies, _, err = u.ReplyBatch(context.Background(), sessions, histories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opens, replies
 }

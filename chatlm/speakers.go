@@ -147,6 +147,26 @@ type copier interface {
 	allow(text string) []int
 }
 
+// copiers builds the sorted token texts of u.Copy's constraint once per
+// simulator and returns how a conversation's is built. The caller holds
+// u.mu.
+func (u *User) copiers() (func(o *dialog.Oracle) copier, error) {
+	vocab := u.Model.LM.Config.VocabSize
+	switch u.Copy {
+	case dialog.CopyNumbers:
+		if u.copyTokens == nil {
+			u.copyTokens = newCopyTokens(u.Model.Tok, vocab)
+		}
+		return func(o *dialog.Oracle) copier { return newNumberCopier(u.copyTokens, o) }, nil
+	case dialog.CopyValues:
+		if u.valueTokens == nil {
+			u.valueTokens = newValueTokens(u.Model.Tok, vocab)
+		}
+		return func(o *dialog.Oracle) copier { return newValueCopier(u.valueTokens, o) }, nil
+	}
+	return nil, fmt.Errorf("chatlm: simulator copy %v unknown", u.Copy)
+}
+
 // KeepContext is AgentSession.KeepContext for the simulator.
 func (s *userSession) KeepContext() {
 	if s.kv == nil {
@@ -235,30 +255,16 @@ func (u *User) generate(ctx context.Context, sessions []dialog.UserSession, hist
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	gc := u.Gen
-	switch u.Copy {
-	case dialog.CopyOff:
-	case dialog.CopyNumbers:
-		if u.copyTokens == nil {
-			u.copyTokens = newCopyTokens(u.Model.Tok, u.Model.LM.Config.VocabSize)
-		}
-		for _, s := range own {
-			if s.copier == nil {
-				s.copier = newNumberCopier(u.copyTokens, s.oracle)
-			}
-		}
-	case dialog.CopyValues:
-		if u.valueTokens == nil {
-			u.valueTokens = newValueTokens(u.Model.Tok, u.Model.LM.Config.VocabSize)
-		}
-		for _, s := range own {
-			if s.copier == nil {
-				s.copier = newValueCopier(u.valueTokens, s.oracle)
-			}
-		}
-	default:
-		return nil, nil, fmt.Errorf("chatlm: simulator copy %v unknown", u.Copy)
-	}
 	if u.Copy != dialog.CopyOff {
+		newCopier, err := u.copiers()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, s := range own {
+			if s.copier == nil {
+				s.copier = newCopier(s.oracle)
+			}
+		}
 		gc.Allow = func(i int, ids []int) []int { return own[i].copier.allow(u.Model.Tok.Decode(ids)) }
 	}
 	turns, err := u.Model.GenerateKV(convs, string(dialog.RoleUser), gc, rngs, nil, kvs)

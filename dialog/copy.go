@@ -74,18 +74,12 @@ func TrimValue(run string) string { return strings.Trim(run, valueEdge) }
 // trimmed.
 func (o *Oracle) HeldValues() map[string]bool {
 	held := map[string]bool{}
-	add := func(s string) {
+	for _, s := range o.heldTexts() {
 		for _, run := range ValueRun.FindAllString(s, -1) {
 			if v := TrimValue(run); IsValue(v) {
 				held[v] = true
 			}
 		}
-	}
-	add(o.Instruction)
-	add(o.Opening)
-	add(o.Truth)
-	for _, f := range o.Facts {
-		add(f.Value)
 	}
 	return held
 }

@@ -31,16 +31,21 @@ func CanonNumber(s string) string {
 // gives three), so a date or an id is checked piece by piece.
 func (o *Oracle) KnownNumbers() map[string]bool {
 	known := map[string]bool{}
-	add := func(s string) {
+	for _, s := range o.heldTexts() {
 		for _, n := range NumberPattern.FindAllString(s, -1) {
 			known[CanonNumber(n)] = true
 		}
 	}
-	add(o.Instruction)
-	add(o.Opening)
-	add(o.Truth)
-	for _, f := range o.Facts {
-		add(f.Value)
-	}
 	return known
+}
+
+// heldTexts are the texts a problem's facts are read from, by the facts
+// check and the copy constraints alike: the instruction, the opening, the
+// truth and each fact's value.
+func (o *Oracle) heldTexts() []string {
+	texts := []string{o.Instruction, o.Opening, o.Truth}
+	for _, f := range o.Facts {
+		texts = append(texts, f.Value)
+	}
+	return texts
 }
