@@ -177,28 +177,38 @@ func (c *numberCopier) fits(run, x string) bool {
 // value ("omar" + "84") must be the beginning of a held one from its
 // first character. A '.' after a held value may end the sentence; edge
 // separators around a value ("-A-921") are not part of it.
+//
+// A value may also begin with a word: support's emails begin with a
+// name ("lena82@post.net"), and its quick simulators state another one
+// ("The new email is yuki"), which the digits that follow cannot mend.
+// The task names such words (ValueWordsOf); each is held like a value
+// that has begun: a run that is one of them must begin a held value.
 
 // valueTokens sorts a tokenizer's ids once per simulator for the values
-// constraint: ids whose text holds a digit or an '@' may begin a value
-// (stating); ids that do not begin with a value character only end the
-// run a turn is in (plain); the others (letters, "._+-" first) continue
-// it.
+// constraint: ids whose text holds a digit, an '@' or one of the value
+// words as a run may begin a value (stating); ids that do not begin with
+// a value character only end the run a turn is in (plain); the others
+// (letters, "._+-" first) continue it.
 type valueTokens struct {
 	text    []string
+	words   map[string]bool // ValueWordsOf's
 	stating []int
 	plain   []int
 	going   []int
 }
 
-func newValueTokens(tok *tokenizer.Tokenizer, vocab int) *valueTokens {
-	return sortValueTokens(tokenTexts(tok, vocab))
+func newValueTokens(tok *tokenizer.Tokenizer, vocab int, words []string) *valueTokens {
+	return sortValueTokens(tokenTexts(tok, vocab), words)
 }
 
-func sortValueTokens(text []string) *valueTokens {
-	v := &valueTokens{text: text}
+func sortValueTokens(text, words []string) *valueTokens {
+	v := &valueTokens{text: text, words: map[string]bool{}}
+	for _, w := range words {
+		v.words[w] = true
+	}
 	for id, t := range text {
 		switch {
-		case dialog.IsValue(t):
+		case v.states(t):
 			v.stating = append(v.stating, id)
 		case t == "" || !isValueByte(t[0]):
 			v.plain = append(v.plain, id)
@@ -207,6 +217,19 @@ func sortValueTokens(text []string) *valueTokens {
 		}
 	}
 	return v
+}
+
+// states reports whether text holds a value or a value word as a run.
+func (v *valueTokens) states(text string) bool {
+	if dialog.IsValue(text) {
+		return true
+	}
+	for _, r := range dialog.ValueRun.FindAllString(text, -1) {
+		if v.words[dialog.TrimValue(r)] {
+			return true
+		}
+	}
+	return false
 }
 
 // valueRunEnd is the run of dialog.ValueRun's characters text ends in,
@@ -247,14 +270,16 @@ func (c *valueCopier) allow(text string) []int {
 	}
 	fits := func(x string) bool { return c.fits(run, x) }
 	var ids []int
-	if dialog.IsValue(run) {
-		// Stating a value: every token is judged; the plain ones alike,
-		// by whether the value may end here.
+	switch {
+	case c.isValue(run) || len(c.tokens.words) > 0:
+		// Stating a value (or a word that may grow into a value word):
+		// every token is judged; the plain ones alike, by whether the
+		// run may end here.
 		if c.fits(run, "") {
 			ids = append(ids, c.tokens.plain...)
 		}
 		ids = appendFitting(ids, c.tokens.going, c.tokens.text, fits)
-	} else {
+	default:
 		// A word or nothing: only a token that brings a digit or an '@'
 		// can make a value.
 		ids = append(ids, c.tokens.plain...)
@@ -281,21 +306,43 @@ func (c *valueCopier) fits(run, x string) bool {
 		for j = i; j < len(y) && isValueByte(y[j]); j++ {
 		}
 		r := y[i:j]
-		if r == "" || !dialog.IsValue(r) {
+		if r == "" || !c.isValue(r) {
 			continue
 		}
 		if j < len(y) || x == "" {
-			if !c.held[dialog.TrimValue(r)] {
+			if !c.closes(dialog.TrimValue(r)) {
 				return false
 			}
 			continue
 		}
 		r = strings.TrimLeft(r, "._+-")
-		if !c.prefix[r] && !(strings.HasSuffix(r, ".") && c.held[r[:len(r)-1]]) {
+		if !c.prefix[r] && !(strings.HasSuffix(r, ".") && c.closes(r[:len(r)-1])) {
 			return false
 		}
 	}
 	return true
+}
+
+// closes reports whether a value may end as v: a held one, or a value
+// word that begins one ("lena" of lena82@post.net).
+func (c *valueCopier) closes(v string) bool {
+	return c.held[v] || c.tokens.words[v] && c.prefix[v]
+}
+
+// isValue reports whether a run states a value: dialog.IsValue, or one of
+// the value words.
+func (c *valueCopier) isValue(run string) bool {
+	return dialog.IsValue(run) || c.tokens.words[dialog.TrimValue(run)]
+}
+
+// ValueWordsOf is the words task t's values may begin with that hold no
+// digit or '@' (its method ValueWords: support's names, which begin its
+// emails); none for a task without one.
+func ValueWordsOf(t any) []string {
+	if p, ok := t.(interface{ ValueWords() []string }); ok {
+		return p.ValueWords()
+	}
+	return nil
 }
 
 // CopyOf is the copy task t holds its calibrated simulator to when a run

@@ -53,7 +53,7 @@ func TestNumberCopierAllows(t *testing.T) {
 // value only as the beginning of a held one.
 func TestValueCopierAllows(t *testing.T) {
 	text := []string{"", " ", ",", ".", "-", "a", "e", "l", "mail", "omar", "84", "@", "inbox", "org", " 2", "1", "2", "6", "A", "-9", "2026", "-06", "-11"}
-	tokens := sortValueTokens(text)
+	tokens := sortValueTokens(text, nil)
 	o := &dialog.Oracle{
 		Instruction: "Cancel order A-921 and move booking B-12 to 2026-06-11.",
 		Facts:       []dialog.Fact{{Key: "email", Value: "omar84@inbox.org"}},
@@ -141,6 +141,32 @@ func TestValueRunEnd(t *testing.T) {
 	for c := range 256 {
 		if got, want := isValueByte(byte(c)), dialog.ValueRun.MatchString(string([]byte{byte(c)})); got != want {
 			t.Errorf("isValueByte(%q) = %v, ValueRun says %v", rune(c), got, want)
+		}
+	}
+}
+
+// With value words (support's names), a run that is one must begin a held
+// value, open or closed: the held email's name may be stated, another
+// name not, whole or grown from a shorter word.
+func TestValueCopierHoldsValueWords(t *testing.T) {
+	text := []string{"", " ", ".", "yu", "ki", "yuki", " yuki", "lena", " lena", "82", "@", "post", "net", "s"}
+	tokens := sortValueTokens(text, []string{"yuki", "lena"})
+	o := &dialog.Oracle{Facts: []dialog.Fact{{Key: "email", Value: "lena82@post.net"}}}
+	allowed := allowedTexts(newValueCopier(tokens, o), text)
+	others := []string{"", "_", ".", "yu", "s", "post", "net"} // neither a value nor a value word, whatever comes before
+	for _, c := range []struct{ so, want string }{
+		// The held name may begin, another may not, as a token or grown
+		// from "yu".
+		{"The new email is ", tokenSet(append(others, "lena", "_lena", "ki")...)},
+		{"The new email is yu", tokenSet("", "_", ".", "yu", "s", "post", "net", "_lena", "lena", "yuki")},
+		// The held name may close (a prefix of the held email), end a
+		// sentence, go on to its digits, or grow into a word that is no
+		// name.
+		{"It is lena", tokenSet("", "_", ".", "82", "_lena", "ki", "lena", "net", "post", "s", "yu", "yuki")},
+		{"It is lena82", tokenSet("@")},
+	} {
+		if got := allowed(c.so); got != c.want {
+			t.Errorf("after %q: allowed %s, want %s", c.so, got, c.want)
 		}
 	}
 }

@@ -127,6 +127,10 @@ type User struct {
 	// (dialog.CopyValues) a turn states to the ones its problem holds
 	// (copy.go): the user spec learned+copy:DIR. Default CopyOff.
 	Copy dialog.Copy
+	// ValueWords are, with CopyValues, the words that begin a value
+	// without a digit or an '@' (ValueWordsOf: support's names): a run
+	// that is one must begin a held value. CopyAs sets them with Copy.
+	ValueWords []string
 
 	mu          sync.Mutex // guards the model, copyTokens and valueTokens
 	copyTokens  *copyTokens
@@ -160,11 +164,20 @@ func (u *User) copiers() (func(o *dialog.Oracle) copier, error) {
 		return func(o *dialog.Oracle) copier { return newNumberCopier(u.copyTokens, o) }, nil
 	case dialog.CopyValues:
 		if u.valueTokens == nil {
-			u.valueTokens = newValueTokens(u.Model.Tok, vocab)
+			u.valueTokens = newValueTokens(u.Model.Tok, vocab, u.ValueWords)
 		}
 		return func(o *dialog.Oracle) copier { return newValueCopier(u.valueTokens, o) }, nil
 	}
 	return nil, fmt.Errorf("chatlm: simulator copy %v unknown", u.Copy)
+}
+
+// CopyAs holds u to what its problem holds as task t copies it with kind
+// c: Copy c, and with CopyValues the task's value words.
+func (u *User) CopyAs(t any, c dialog.Copy) {
+	u.Copy, u.ValueWords = c, nil
+	if c == dialog.CopyValues {
+		u.ValueWords = ValueWordsOf(t)
+	}
 }
 
 // KeepContext is AgentSession.KeepContext for the simulator.

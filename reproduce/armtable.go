@@ -375,7 +375,7 @@ func (r *run) learnedSim(dir string) (*chatlm.User, error) {
 	if err != nil {
 		return nil, err
 	}
-	sim.Copy = r.simCopy()
+	sim.CopyAs(r.t, r.simCopy())
 	return sim, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/calibrl/calibrl/chatlm"
+	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/preset"
@@ -73,9 +75,11 @@ type runConfig struct {
 	Curves       int `json:"curves,omitempty"`
 	// SimCopy is Config.SimCopy; SimCopyKind the copy it held the
 	// simulator to (run.simCopy), "" in a folder from before the field
-	// (numbers, then every task's).
+	// (numbers, then every task's); SimCopyWords its value words
+	// (chatlm.User.ValueWords), nil in a folder from before them.
 	SimCopy      bool      `json:"sim_copy,omitempty"`
 	SimCopyKind  string    `json:"sim_copy_kind,omitempty"`
+	SimCopyWords []string  `json:"sim_copy_words,omitempty"`
 	TuneGrid     []float64 `json:"tune_grid,omitempty"`
 	TuneEpisodes int       `json:"tune_episodes,omitempty"`
 	// FilteredBC is the filtered-BC arm's trainer config, nil without it.
@@ -111,6 +115,9 @@ func (r *run) runConfig() runConfig {
 		SimCopy: r.cfg.SimCopy}
 	if r.cfg.SimCopy {
 		c.SimCopyKind = r.simCopy().String()
+		if r.simCopy() == dialog.CopyValues {
+			c.SimCopyWords = chatlm.ValueWordsOf(r.t)
+		}
 	}
 	if r.slice() != eval.TestSlice {
 		c.EvalSlice = r.slice().Name
@@ -245,6 +252,7 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
 		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy"},
 		{"sim_copy_kind", cmp.Or(old.SimCopyKind, now.SimCopyKind), now.SimCopyKind, "the copy the task holds its simulator to, which another calibrl version may set otherwise"},
+		{"sim_copy_words", heldWords(old, now), strings.Join(now.SimCopyWords, ","), "the words the task's values begin with, which another calibrl version may set otherwise"},
 		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},
 		{"static_reward", cmp.Or(old.StaticReward, train.StaticOutcome), r.staticRewardsName(), "--static-reward"},
 		{"static_fill", old.StaticFill, r.cfg.StaticFill, "--static-fill"},
@@ -261,6 +269,15 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		}
 	}
 	return added, nil
+}
+
+// heldWords is the value words old's simulator copied with, as a list;
+// now's where old records a copy kind but no words from before them.
+func heldWords(old, now runConfig) string {
+	if old.SimCopyKind == "" {
+		return strings.Join(now.SimCopyWords, ",")
+	}
+	return strings.Join(old.SimCopyWords, ",")
 }
 
 // heldLRs is c's learning rate of each optimizer but GRPO that other

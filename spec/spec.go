@@ -98,7 +98,7 @@ func User(t task.Task, s string) (dialog.User, error) {
 			switch o {
 			case "":
 			case CopyOption:
-				u.Copy = chatlm.CopyOf(t)
+				u.CopyAs(t, chatlm.CopyOf(t))
 			default:
 				kind, ok := strings.CutPrefix(o, CopyOption+"=")
 				if !ok {
@@ -108,7 +108,7 @@ func User(t task.Task, s string) (dialog.User, error) {
 				if err != nil {
 					return nil, fmt.Errorf("user %q: option %q: %w", s, o, err)
 				}
-				u.Copy = c
+				u.CopyAs(t, c)
 			}
 		}
 		return u, nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,5 +326,9 @@ func learnedUserPlaysWithItsNotes(t *testing.T, name string) {
 	cu, err := User(on, "learned+copy:"+withNotes)
 	if err != nil || cu.(*chatlm.User).Copy != copyKind {
 		t.Errorf("learned+copy on %s: %v, want copy %v", on.Spec(), err, copyKind)
+	}
+	// Support's values begin with its names; the others' hold no words.
+	if words := cu.(*chatlm.User).ValueWords; (len(words) > 0) != (copyKind == dialog.CopyValues) || copyKind == dialog.CopyValues && !slices.Contains(words, "lena") {
+		t.Errorf("learned+copy on %s: value words %q", on.Spec(), words)
 	}
 }

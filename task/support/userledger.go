@@ -1,6 +1,7 @@
 package support
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/calibrl/calibrl/dialog"
@@ -106,3 +107,10 @@ func StatedIDs(o *dialog.Oracle, msgs []dialog.Message) (stated, held int) {
 // ("2026-19"), and left their base success 0.10–0.25 below the human
 // proxy's on three pipelines.
 func (t *Task) SimCopy() dialog.Copy { return dialog.CopyValues }
+
+// ValueWords are the words support's values begin with that hold no digit
+// or '@': the names its emails begin with ("lena82@post.net"). The quick
+// simulators begin a held email with another name ("The new email is
+// yuki"), which copying the digits and the domain cannot mend; held to
+// these words, a name it states begins a held email.
+func (t *Task) ValueWords() []string { return slices.Clone(firstNames) }
