@@ -3,6 +3,7 @@ package reproduce
 import (
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -237,6 +238,52 @@ func TestManifestPrecision(t *testing.T) {
 		lm.SetPrecision(lm.FP32)
 		if err := bfFolder.manifest(); err == nil || !strings.Contains(err.Error(), c.back) {
 			t.Errorf("fp32 resuming a %s folder: %v, want a refusal naming %q", c.name, err, c.back)
+		}
+	}
+}
+
+// A folder records the copy its simulator was held to and its value
+// words; another kind or other words, as another version might hold the
+// same task's simulator to, are refused by name, and a folder from
+// before the fields resumes.
+func TestManifestSimCopyKind(t *testing.T) {
+	copying := func(c *Config) { c.SimCopy = true }
+	r := openTiny(t, copying)
+	if err := r.manifest(); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := r.f.ReadJSON("manifest.json", &m); err != nil {
+		t.Fatal(err)
+	}
+	config := m["config"].(map[string]any)
+	if config["sim_copy_kind"] != "numbers" || config["sim_copy_words"] != nil {
+		t.Fatalf("mathchat's copy recorded as %v, words %v; want numbers and none", config["sim_copy_kind"], config["sim_copy_words"])
+	}
+	for _, c := range []struct {
+		name  string
+		field string
+		value any
+		want  string
+	}{
+		{"another kind", "sim_copy_kind", "values", "sim_copy_kind values, not numbers"},
+		{"words", "sim_copy_words", []string{"lena"}, "sim_copy_words lena, not"},
+		{"before the fields", "sim_copy_kind", nil, ""},
+	} {
+		r := openTiny(t, copying)
+		cfg := maps.Clone(config)
+		cfg[c.field] = c.value
+		if c.value == nil {
+			delete(cfg, c.field)
+		}
+		old := maps.Clone(m)
+		old["config"] = cfg
+		if err := r.f.WriteJSON("manifest.json", old); err != nil {
+			t.Fatal(err)
+		}
+		err := r.manifest()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
 	}
 }
