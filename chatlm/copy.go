@@ -245,7 +245,7 @@ func valueRunEnd(text string) string {
 
 // isValueByte reports whether c is one of dialog.ValueRun's characters.
 func isValueByte(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("@._+-", c) >= 0
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '@' || strings.IndexByte(dialog.ValueEdge, c) >= 0
 }
 
 // valueCopier is one conversation's values constraint.
@@ -315,7 +315,7 @@ func (c *valueCopier) fits(run, x string) bool {
 			}
 			continue
 		}
-		r = strings.TrimLeft(r, "._+-")
+		r = strings.TrimLeft(r, dialog.ValueEdge)
 		if !c.prefix[r] && !(strings.HasSuffix(r, ".") && c.closes(r[:len(r)-1])) {
 			return false
 		}
@@ -343,6 +343,16 @@ func ValueWordsOf(t any) []string {
 		return p.ValueWords()
 	}
 	return nil
+}
+
+// CopyWords is the value words a simulator copying as kind c on task t
+// is held to: t's with CopyValues, none with another kind. User.CopyAs
+// sets them; a run's manifest records them.
+func CopyWords(t any, c dialog.Copy) []string {
+	if c != dialog.CopyValues {
+		return nil
+	}
+	return ValueWordsOf(t)
 }
 
 // CopyOf is the copy task t holds its calibrated simulator to when a run

@@ -174,10 +174,7 @@ func (u *User) copiers() (func(o *dialog.Oracle) copier, error) {
 // CopyAs holds u to what its problem holds as task t copies it with kind
 // c: Copy c, and with CopyValues the task's value words.
 func (u *User) CopyAs(t any, c dialog.Copy) {
-	u.Copy, u.ValueWords = c, nil
-	if c == dialog.CopyValues {
-		u.ValueWords = ValueWordsOf(t)
-	}
+	u.Copy, u.ValueWords = c, CopyWords(t, c)
 }
 
 // KeepContext is AgentSession.KeepContext for the simulator.

@@ -60,13 +60,14 @@ var ValueRun = regexp.MustCompile(`[A-Za-z0-9@._+\-]+`)
 // free.
 func IsValue(run string) bool { return strings.ContainsAny(run, "0123456789@") }
 
-// valueEdge is what TrimValue strips from a run's ends: a sentence's
-// period or a dash around a value is not part of it.
-const valueEdge = "._+-"
+// ValueEdge is what TrimValue strips from a run's ends: a sentence's
+// period or a dash around a value is not part of it. With '@', letters
+// and digits they are ValueRun's characters.
+const ValueEdge = "._+-"
 
 // TrimValue is run without the separators at its ends ("A-921." gives
 // "A-921").
-func TrimValue(run string) string { return strings.Trim(run, valueEdge) }
+func TrimValue(run string) string { return strings.Trim(run, ValueEdge) }
 
 // HeldValues are the whole values the problem holds, as CopyValues reads
 // them: every run of the instruction, the opening, the truth and each

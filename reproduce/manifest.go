@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/calibrl/calibrl/chatlm"
-	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/preset"
@@ -114,10 +113,7 @@ func (r *run) runConfig() runConfig {
 		StaticPrompts: r.cfg.StaticPrompts, StaticTokens: r.cfg.StaticTokens, RLIterations: r.cfg.RLIterations, Curves: r.cfg.Curves,
 		SimCopy: r.cfg.SimCopy}
 	if r.cfg.SimCopy {
-		c.SimCopyKind = r.simCopy().String()
-		if r.simCopy() == dialog.CopyValues {
-			c.SimCopyWords = chatlm.ValueWordsOf(r.t)
-		}
+		c.SimCopyKind, c.SimCopyWords = r.simCopy().String(), chatlm.CopyWords(r.t, r.simCopy())
 	}
 	if r.slice() != eval.TestSlice {
 		c.EvalSlice = r.slice().Name
