@@ -33,7 +33,7 @@ import (
 // since the same seeds, base, users and reward make it the same bytes;
 // a dose of the reward runs every stage again.
 func Doses(ctx context.Context, cfg Config, doses []string) error {
-	base := task.StripDoses(cfg.Task)
+	base := task.StripDoses(cfg.taskName())
 	dosed := make(map[string]string, len(doses))
 	for _, d := range doses {
 		// WithDoses refuses anything but doses, so the dosed name

@@ -18,6 +18,7 @@ import (
 	"github.com/calibrl/calibrl/metric"
 	"github.com/calibrl/calibrl/rollout"
 	"github.com/calibrl/calibrl/summary"
+	"github.com/calibrl/calibrl/task"
 )
 
 // This file measures the simulator's fidelity under each trained policy's
@@ -504,9 +505,11 @@ func (r *run) simGate(ctx context.Context) error {
 	}
 	attrs = append(attrs, "failed", strings.Join(rec.Failed, ", "))
 	hint := ""
-	if !r.cfg.SimCopy && (slices.Contains(rec.Failed, gateFacts) || slices.Contains(rec.Failed, gateGap)) {
-		hint = misstatesHint
-		attrs = append(attrs, "hint", hint)
+	if slices.Contains(rec.Failed, gateFacts) || slices.Contains(rec.Failed, gateGap) {
+		hint = r.misstatesHint()
+		if hint != "" {
+			attrs = append(attrs, "hint", hint)
+		}
 	}
 	r.cfg.Log.Warn("reproduce: simulator fidelity before RL is outside the gate's bounds", attrs...)
 	if g.Mode == SimGateRefuse {
@@ -519,9 +522,22 @@ func (r *run) simGate(ctx context.Context) error {
 }
 
 // misstatesHint is what the gate suggests for a simulator that misstates
-// what it holds or is off in success: the two mends measured on the
-// off pipelines (results/calibration-copy/).
-const misstatesHint = "a simulator that misstates what it holds is mended in part by --sim-copy (it states only numbers, or for support whole values, its problem holds) and by the task's :userledger option (told each fact it was asked for)"
+// what it holds or is off in success: the mends measured on the off
+// pipelines (results/calibration-copy/, support-quick-values/) that this
+// run turned off, "" when it has both or its task offers neither.
+func (r *run) misstatesHint() string {
+	var mends []string
+	if !r.cfg.SimCopy {
+		mends = append(mends, fmt.Sprintf("--sim-copy (it states only the %s its problem holds)", chatlm.CopyOf(r.t)))
+	}
+	if n, err := task.ParseName(r.cfg.Task); err == nil && n.Offers(task.WithUserLedger) && !n.Has(task.WithUserLedger) {
+		mends = append(mends, "--sim-ledger (it is told each fact it was asked for)")
+	}
+	if len(mends) == 0 {
+		return ""
+	}
+	return "a simulator that misstates what it holds is mended in part by " + strings.Join(mends, " and ") + ", on by default and off in this run"
+}
 
 // failures says which checks failed, with their figures.
 func (rec SimFidelity) failures() string {

@@ -17,6 +17,7 @@ import (
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/preset"
 	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -198,6 +199,9 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 	if old.Format > manifestFormat {
 		return nil, fmt.Errorf("reproduce: %s was written by a newer calibrl (manifest format %d; this one reads up to %d): use another --out", r.cfg.Out, old.Format, manifestFormat)
 	}
+	if old.Task != now.Task && task.WithSimLedger(old.Task) == now.Task {
+		return nil, fmt.Errorf("reproduce: %s holds a run of %s, whose simulator has no ledger, not %s: resume it with --sim-ledger=false (and --sim-copy=false if it was made without copying), or use another --out", r.cfg.Out, old.Task, now.Task)
+	}
 	if old.Task != now.Task || old.Preset != now.Preset {
 		return nil, fmt.Errorf("reproduce: %s holds a %s/%s run, not %s/%s (task, preset): use another --out", r.cfg.Out, old.Task, old.Preset, now.Task, now.Preset)
 	}
@@ -246,7 +250,7 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"rl.LR", old.RL.LR, now.RL.LR, "the preset's RL learning rate, which another calibrl version may set otherwise"},
 		{"optimizer_lrs", heldLRs(old, now), heldLRs(now, old), "the preset's learning rates of the other optimizers"},
 		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
-		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy"},
+		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy, on unless --sim-copy=false"},
 		{"sim_copy_kind", cmp.Or(old.SimCopyKind, now.SimCopyKind), now.SimCopyKind, "the copy the task holds its simulator to, which another calibrl version may set otherwise"},
 		{"sim_copy_words", heldWords(old, now), strings.Join(now.SimCopyWords, ","), "the words the task's values begin with, which another calibrl version may set otherwise"},
 		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},

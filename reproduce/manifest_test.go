@@ -13,6 +13,7 @@ import (
 	"github.com/calibrl/calibrl/gemm"
 	"github.com/calibrl/calibrl/lm"
 	"github.com/calibrl/calibrl/runfolder"
+	"github.com/calibrl/calibrl/task"
 	"github.com/calibrl/calibrl/train"
 )
 
@@ -64,7 +65,7 @@ func TestOldManifestResumes(t *testing.T) {
 		{"seeds", func(c *Config) { c.Preset.RLSeeds = 3 }, "rl_seeds 2, not 3"},
 		{"slice", func(c *Config) { c.EvalSlice = eval.ValidationSlice }, "eval_slice test, not validation"},
 		{"curves", func(c *Config) { c.Curves = 8 }, "curves 0, not 8"},
-		{"copy", func(c *Config) { c.SimCopy = true }, "sim_copy false, not true (--sim-copy)"},
+		{"copy", func(c *Config) { c.SimCopy = true }, "sim_copy false, not true (--sim-copy, on unless --sim-copy=false)"},
 		{"grid", func(c *Config) { c.TuneGrid = []float64{0, 1} }, "tune_grid none, not [0 1]"},
 		{"static reward", func(c *Config) { c.StaticRewards = []string{train.StaticOutcome, train.StaticContinuation} }, "static_reward outcome, not outcome,continuation"},
 		{"fill", func(c *Config) { c.StaticFill = 2 }, "static_fill 0, not 2"},
@@ -285,5 +286,27 @@ func TestManifestSimCopyKind(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// A folder started before the simulator's ledger was the default is
+// refused by a run that adds it, with the flag that resumes it named.
+// The ledger joins the task's name itself, so no other field is needed
+// to tell the two apart.
+func TestManifestSimLedger(t *testing.T) {
+	plain := openTiny(t, nil)
+	if err := plain.manifest(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.cfg.Task, task.WithUserLedger) {
+		t.Fatalf("task %s without SimLedger carries the ledger", plain.cfg.Task)
+	}
+	withLedger := openTiny(t, func(c *Config) { c.SimLedger, c.Out = true, plain.cfg.Out })
+	if !strings.HasSuffix(withLedger.cfg.Task, ":"+task.WithUserLedger) {
+		t.Fatalf("task %s with SimLedger, want the ledger option", withLedger.cfg.Task)
+	}
+	err := withLedger.manifest()
+	if err == nil || !strings.Contains(err.Error(), "--sim-ledger=false") {
+		t.Fatalf("resuming a folder without the ledger: %v, want the flag that resumes it named", err)
 	}
 }

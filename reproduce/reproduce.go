@@ -244,6 +244,12 @@ type Config struct {
 	// plays it: the gate, the calibrated arms' training and monitor, the
 	// sim-to-real gaps. The fit is the same.
 	SimCopy bool
+	// SimLedger gives the calibrated simulator its own ledger where the
+	// task offers one (task.WithSimLedger adds task.WithUserLedger to
+	// Task): after each agent turn that asks about a fact the user holds,
+	// a note to the simulator alone stating it. Unlike SimCopy it changes
+	// the fit: the simulator is trained with the notes.
+	SimLedger bool
 	// SimGate checks the simulator before RL (fidelity.go); the zero
 	// value measures it and flags one outside DefaultSimGateBound.
 	SimGate SimGate
@@ -453,6 +459,16 @@ func (r *run) finish() ([]Row, error) {
 	return rows, r.f.MarkDone(reportStage)
 }
 
+// taskName is the task the run plays: Task at the preset's level, with
+// the simulator's ledger where SimLedger asks for it.
+func (c Config) taskName() string {
+	name := c.Preset.TaskName(c.Task)
+	if c.SimLedger {
+		name = task.WithSimLedger(name)
+	}
+	return name
+}
+
 // openRun fills cfg's defaults (the logger, the preset's task level,
 // the task's profiles), finds its task and opens its run folder; the
 // caller closes r.f.
@@ -460,7 +476,7 @@ func openRun(cfg Config) (*run, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	cfg.Task = cfg.Preset.TaskName(cfg.Task)
+	cfg.Task = cfg.taskName()
 	t, err := task.Lookup(cfg.Task)
 	if err != nil {
 		return nil, err

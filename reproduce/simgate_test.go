@@ -12,6 +12,7 @@ import (
 
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/fidelity"
+	"github.com/calibrl/calibrl/task"
 )
 
 // The gate runs before RL in every run: the tiny run's folder holds its
@@ -86,7 +87,7 @@ func TestSimGateRefusesBeforeRL(t *testing.T) {
 	}
 	// The tiny simulator misstates facts (the whole run's record): the
 	// refusal says what mends that.
-	if !strings.Contains(err.Error(), "--sim-copy") || !strings.Contains(err.Error(), ":userledger") {
+	if !strings.Contains(err.Error(), "--sim-copy") || !strings.Contains(err.Error(), "--sim-ledger") {
 		t.Errorf("refusal %q: want the mends for misstated facts named", err)
 	}
 	entries, _ := os.ReadDir(filepath.Join(dir, "checkpoints"))
@@ -158,6 +159,41 @@ func TestSimCopyLoadsACopyingSimulator(t *testing.T) {
 		}
 		if sim.Copy != c.want {
 			t.Errorf("SimCopy %v: the simulator copies %v, want %v", c.simCopy, sim.Copy, c.want)
+		}
+	}
+}
+
+// The gate's hint names the mends a run turned off, each as its task
+// copies, and none where the run has both or its task offers neither.
+func TestMisstatesHint(t *testing.T) {
+	for _, c := range []struct {
+		task      string
+		copy      bool
+		want, not []string
+	}{
+		{"mathchat:easy", false, []string{"--sim-copy", "numbers", "--sim-ledger"}, nil},
+		{"mathchat:easy:userledger", true, nil, nil},
+		{"support:easy", true, []string{"--sim-ledger"}, []string{"--sim-copy"}},
+		{"support:easy:userledger", false, []string{"--sim-copy", "values"}, []string{"--sim-ledger"}},
+	} {
+		tk, err := task.Lookup(c.task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &run{cfg: Config{Task: c.task, SimCopy: c.copy}, t: tk}
+		got := r.misstatesHint()
+		if (c.want == nil) != (got == "") {
+			t.Errorf("%s copy %v: hint %q", c.task, c.copy, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s copy %v: hint %q does not name %q", c.task, c.copy, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%s copy %v: hint %q names %q, which the run has", c.task, c.copy, got, w)
+			}
 		}
 	}
 }

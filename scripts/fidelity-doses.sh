@@ -73,6 +73,12 @@ for run in "$@"; do
 	for need in "$run/checkpoints/base" "$run/checkpoints/sim" "$run/logs.jsonl" "$run/tokenizer.json" "$run/manifest.json"; do
 		[ -e "$need" ] || { echo "fidelity-doses: $need: not found (RUN must be a finished reproduce run folder)" >&2; exit 1; }
 	done
+	# The study adds the ledger and the copy as doses of its own, to a
+	# simulator fitted without them.
+	if [ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["task"])' "$run/manifest.json")" != mathchat ]; then
+		echo "fidelity-doses: $run: want a mathchat run fitted without the ledger (reproduce --sim-ledger=false --sim-copy=false)" >&2
+		exit 1
+	fi
 done
 
 # seed_of prints the seed in run $1's manifest.

@@ -14,7 +14,8 @@
 #
 #   scripts/rl-settings.sh RUN OUT
 #
-# RUN  a reproduce run folder (checkpoints/base, checkpoints/sim)
+# RUN  a reproduce run folder (checkpoints/base, checkpoints/sim, manifest.json:
+#      its task and whether it copied, which the simulator is played with)
 # OUT  where checkpoints, evaluations and settings.md go; re-running the same
 #      command skips every setting already done (an interrupted training
 #      resumes from its last checkpoint)
@@ -34,9 +35,17 @@ if [ $# -ne 2 ]; then
 	exit 2
 fi
 run=$1 out=$2
-for need in "$run/checkpoints/base" "$run/checkpoints/sim"; do
-	[ -d "$need" ] || { echo "rl-settings: $need: not found (RUN must be a finished reproduce run folder)" >&2; exit 1; }
+for need in "$run/checkpoints/base" "$run/checkpoints/sim" "$run/manifest.json"; do
+	[ -e "$need" ] || { echo "rl-settings: $need: not found (RUN must be a finished reproduce run folder)" >&2; exit 1; }
 done
+# The task and simulator as the run played them: a simulator fitted with
+# its ledger (:userledger, reproduce's default) must be played with it, and
+# one the run held to its problem's facts (--sim-copy) is played so here.
+task=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["config"]["task"])' "$run/manifest.json")
+user="learned:$run/checkpoints/sim"
+if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["config"].get("sim_copy") else 1)' "$run/manifest.json"; then
+	user="learned+copy:$run/checkpoints/sim"
+fi
 OPTS=${OPTS:-grpo rft grpo-greedy-baseline grpo-turn-credit}
 LRS=${LRS:-3e-5 6e-5 1e-4 3e-4}
 VARIANTS=${VARIANTS:-}
@@ -63,9 +72,9 @@ algo() {
 # evaluate plays policy $1 greedy and sampled, into $out/eval/$2.*.json.
 evaluate() {
 	local agent=$1 name=$2
-	"$bin" eval --agent "lm:$agent" --user human --slice validation --preset "$PRESET" -n "$EPISODES" \
+	"$bin" eval --task "$task" --agent "lm:$agent" --user human --slice validation --preset "$PRESET" -n "$EPISODES" \
 		--seed "$SEED" --temperature -1 --json >"$out/eval/$name.greedy.json.tmp"
-	"$bin" eval --agent "lm:$agent" --user human --slice validation --preset "$PRESET" -n "$EPISODES" \
+	"$bin" eval --task "$task" --agent "lm:$agent" --user human --slice validation --preset "$PRESET" -n "$EPISODES" \
 		--seed "$SEED" --temperature 1 --json >"$out/eval/$name.sampled.json.tmp"
 	mv "$out/eval/$name.greedy.json.tmp" "$out/eval/$name.greedy.json"
 	mv "$out/eval/$name.sampled.json.tmp" "$out/eval/$name.sampled.json"
@@ -86,8 +95,8 @@ one() {
 	local start=$SECONDS
 	echo "rl-settings: $name: training"
 	# shellcheck disable=SC2046
-	"$bin" train-policy $(algo "$opt") --task mathchat --preset "$PRESET" --seed "$SEED" --lr "$lr" "${extra[@]}" \
-		--init "$run/checkpoints/base" --user "learned:$run/checkpoints/sim" \
+	"$bin" train-policy $(algo "$opt") --task "$task" --preset "$PRESET" --seed "$SEED" --lr "$lr" "${extra[@]}" \
+		--init "$run/checkpoints/base" --user "$user" \
 		--out "$out/ckpt/$name" --metrics "$out/metrics/$name.jsonl" >/dev/null
 	local trained=$((SECONDS - start))
 	evaluate "$out/ckpt/$name" "$name"

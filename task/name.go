@@ -291,6 +291,22 @@ func WithDoses(name, opts string) (string, error) {
 	return dosed.String(), nil
 }
 
+// WithSimLedger is name with the option WithUserLedger added where its
+// family offers it and it lacks it (reproduce's default: the calibrated
+// simulator told each fact it was asked for), in the family's order and
+// before the data; any other name, or one that does not parse, is
+// returned as it is.
+func WithSimLedger(name string) string {
+	n, err := ParseName(name)
+	if err != nil || !n.Offers(WithUserLedger) || n.Has(WithUserLedger) {
+		return name
+	}
+	n.Options = append(slices.Clone(n.Options), WithUserLedger)
+	f := families[n.Family]
+	slices.SortFunc(n.Options, func(a, b string) int { return f.optionIndex(optionKey(a)) - f.optionIndex(optionKey(b)) })
+	return n.String()
+}
+
 // OnlyDoses reports whether opts, options as a name writes them after its
 // level ("leak=2x:syc=0x"), are all ones StripDoses removes: a setting of
 // a dose-response study.

@@ -119,3 +119,30 @@ func TestWithDoses(t *testing.T) {
 		}
 	}
 }
+
+// The simulator's ledger joins a name in the family's order and before
+// its data, once; a family without one, and a name that does not parse,
+// are left alone.
+func TestWithSimLedger(t *testing.T) {
+	hash := strings.Repeat("cd", 32)
+	cases := []struct{ name, want string }{
+		{"mathchat", "mathchat:userledger"},
+		{"mathchat:easy:leak=2x", "mathchat:easy:userledger:leak=2x"},
+		{"mathchat:ledger:nocalc", "mathchat:nocalc:ledger:userledger"},
+		{"support:easy:userledger", "support:easy:userledger"},
+		{"docedit:easy:quote", "docedit:easy:userledger:quote"},
+		{"mathchat:easy:data=sha256:" + hash, "mathchat:easy:userledger:data=sha256:" + hash},
+		{"chess", "chess"},
+	}
+	for _, c := range cases {
+		got := WithSimLedger(c.name)
+		if got != c.want {
+			t.Errorf("WithSimLedger(%q) = %q, want %q", c.name, got, c.want)
+		}
+		if c.name != "chess" {
+			if _, err := ParseName(got); err != nil {
+				t.Errorf("WithSimLedger(%q) = %q, which does not parse: %v", c.name, got, err)
+			}
+		}
+	}
+}

@@ -113,6 +113,19 @@ job split over two. Results do not depend on --jobs: the stages read only
 what earlier groups wrote, and the engine's figures are the same for any
 worker count.
 
+The calibrated simulator is held to the facts its problem holds in two
+ways, both on by default: its own ledger (--sim-ledger, the task's
+:userledger option: told each fact it was asked for, fitted and played
+with the notes) and copying (--sim-copy: it states only the numbers, or for
+support the whole ids, dates and emails, its problem holds). Without them
+the simulators of some pipelines misstated what they held and were 0.15
+to 0.30 off the human proxy in the base's success; with them every
+mathchat and support pipeline measured came within 0.05
+(results/mathchat-quick-ledgercopy/, results/support-quick-values/). The
+gate (--sim-gate) checks the simulator before RL either way. Runs before
+2026-12-07 had neither: --sim-ledger=false --sim-copy=false plays as they
+did and resumes their folders.
+
 Stages (one per arm and seed) and training checkpoints are resumable:
 after an interruption (Ctrl-C) run the same command again.
 
@@ -300,7 +313,8 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.StringVar(&cfg.SimGate.Mode, "sim-gate", reproduce.SimGateWarn, "check of the calibrated simulator before RL, on validation only (fidelity/sim.json, the report): its per-history fidelity to the human proxy, the share of false facts it states, and the base's success gap with it against the proxy; warn (log and report one outside the bounds), refuse (also stop before RL) or off")
 	f.Float64Var(&cfg.SimGate.Bound, "sim-gate-bound", reproduce.DefaultSimGateBound, "largest per-history excess distance (TV to the proxy minus the proxy's own floor), and largest share of false stated facts, the sim gate passes")
-	f.BoolVar(&cfg.SimCopy, "sim-copy", false, "the calibrated simulator states only what its problem holds, as the task copies it (learned+copy:DIR): mathchat and docedit every number, digit by digit; support every whole id, date and email, and the name an email begins with; wherever the run plays it: gate, calibrated arms, sim-to-real gaps; the fit is unchanged")
+	f.BoolVar(&cfg.SimCopy, "sim-copy", true, "the calibrated simulator states only what its problem holds, as the task copies it (learned+copy:DIR): mathchat and docedit every number, digit by digit; support every whole id, date and email, and the name an email begins with; wherever the run plays it: gate, calibrated arms, sim-to-real gaps; the fit is unchanged (--sim-copy=false: the simulator as fitted, as runs before 2026-12-07 played it)")
+	f.BoolVar(&cfg.SimLedger, "sim-ledger", true, "the calibrated simulator has its own ledger (the task's :userledger option, added to --task): after each agent turn that asks about a fact the user holds, a note to the simulator alone states it; it is fitted with the notes and played with them (--sim-ledger=false: the task as named, as runs before 2026-12-07 played it)")
 	f.Float64Var(&cfg.SimGate.GapBound, "sim-gate-gap", reproduce.DefaultSimGateGapBound, "largest |success gap| of the base (with the simulator minus with the human proxy, sampled) on validation problems the sim gate passes")
 	f.IntVar(&cfg.SimGate.Problems, "sim-gate-problems", 0, "validation problems the sim gate's success gap plays (default 0: the preset's evaluation episodes; -1: measure no gap)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
