@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -317,7 +318,8 @@ type SimGate struct {
 	// facts, that passes; zero means DefaultSimGateBound.
 	Bound float64
 	// GapBound is the largest |success gap| of the base on validation
-	// problems that passes; zero means DefaultSimGateGapBound.
+	// problems that passes, as a share of the measure's scale (0.05:
+	// 0.05 success, 5 BLEU points); zero means DefaultSimGateGapBound.
 	GapBound float64
 	// Problems are the validation problems the base's gap is measured
 	// on; zero means the preset's evaluation episodes (the verdict's
@@ -377,6 +379,12 @@ type SimFidelity struct {
 	// written before the gate measured it, or when it measures none.
 	Gap      *SimToReal `json:"gap,omitempty"`
 	GapBound float64    `json:"gap_bound,omitempty"`
+	// Measure and GapScale are the task's measure the gap is in and its
+	// dialog.Measure.Scale: the gap passes within GapBound·GapScale (5
+	// BLEU points for docedit). Records from before them hold success
+	// gaps (scale 1).
+	Measure  string  `json:"measure,omitempty"`
+	GapScale float64 `json:"gap_scale,omitempty"`
 	// Failed names the checks the simulator failed (gateActs, gateFacts,
 	// gateGap), none when it passes.
 	Failed []string `json:"failed,omitempty"`
@@ -409,11 +417,23 @@ func (rec *SimFidelity) judge() {
 	if e, ok := factsError(rec.Sim); ok && e > rec.Bound {
 		rec.Failed = append(rec.Failed, gateFacts)
 	}
-	if rec.Gap != nil && math.Abs(rec.Gap.Gap) > rec.GapBound {
+	if rec.Gap != nil && math.Abs(rec.Gap.Gap) > rec.gapBound() {
 		rec.Failed = append(rec.Failed, gateGap)
 	}
 	rec.Pass = len(rec.Failed) == 0
 }
+
+// gapBound is GapBound in the measure's units.
+func (rec SimFidelity) gapBound() float64 {
+	if rec.GapScale > 0 {
+		return rec.GapBound * rec.GapScale
+	}
+	return rec.GapBound
+}
+
+// measureName is the measure the gap is in: success in records from
+// before it was recorded.
+func (rec SimFidelity) measureName() string { return cmp.Or(rec.Measure, dialog.Success.Name) }
 
 // problems is how many validation problems the gate's gap plays: the
 // preset's evaluation episodes unless set, none when negative.
@@ -469,7 +489,8 @@ func (r *run) simGate(ctx context.Context) error {
 		return err
 	}
 	hc := fidelity.HistoryConfig{Samples: g.Samples, Turns: fidelityTurns, Seed: r.cfg.Seed}
-	rec := SimFidelity{Simulator: r.simulatorName(simDir), Bound: g.Bound, Mode: g.Mode, GapBound: g.GapBound}
+	rec := SimFidelity{Simulator: r.simulatorName(simDir), Bound: g.Bound, Mode: g.Mode, GapBound: g.GapBound,
+		Measure: r.measure().Name, GapScale: r.measure().Scale}
 	if rec.Sim, err = fidelity.MeasureHistories(ctx, "learned", sim, human, logs, hc); err != nil {
 		return err
 	}
@@ -497,7 +518,7 @@ func (r *run) simGate(ctx context.Context) error {
 		attrs = append(attrs, "facts_false", e)
 	}
 	if rec.Gap != nil {
-		attrs = append(attrs, "gap", rec.Gap.Gap, "gap_bound", g.GapBound, "problems", rec.Gap.Problems)
+		attrs = append(attrs, "gap", rec.Gap.Gap, "gap_bound", rec.gapBound(), "problems", rec.Gap.Problems)
 	}
 	if rec.Pass {
 		r.cfg.Log.Info("reproduce: simulator fidelity before RL", attrs...)
@@ -550,8 +571,8 @@ func (rec SimFidelity) failures() string {
 			e, _ := factsError(rec.Sim)
 			out = append(out, fmt.Sprintf("%.3f of its %d stated facts false > %.3f", e, rec.Sim.SimFacts.Stated, rec.Bound))
 		case gateGap:
-			out = append(out, fmt.Sprintf("the base's success gap %+.3f [%+.3f, %+.3f] on %d validation problems, |gap| > %.3f",
-				rec.Gap.Gap, rec.Gap.CI95[0], rec.Gap.CI95[1], rec.Gap.Problems, rec.GapBound))
+			out = append(out, fmt.Sprintf("the base's %s gap %+.3f [%+.3f, %+.3f] on %d validation problems, |gap| > %.3f",
+				rec.measureName(), rec.Gap.Gap, rec.Gap.CI95[0], rec.Gap.CI95[1], rec.Gap.Problems, rec.gapBound()))
 		}
 	}
 	return strings.Join(out, "; ")
@@ -637,15 +658,15 @@ func (r *run) simGateSection(w io.Writer) error {
 	}
 	fmt.Fprintln(w)
 	if g := rec.Gap; g != nil {
-		fmt.Fprintf(w, "The base policy, sampled as in the verdict, on %d validation problems: success %.3f with the calibrated simulator, %.3f with the human proxy, gap %+.3f [%+.3f, %+.3f] (paired bootstrap), δ̄ %.3f.\n\n",
-			g.Problems, g.SimScore, g.HumanScore, g.Gap, g.CI95[0], g.CI95[1], g.DeltaMean)
+		fmt.Fprintf(w, "The base policy, sampled as in the verdict, on %d validation problems: %s %.3f with the calibrated simulator, %.3f with the human proxy, gap %+.3f [%+.3f, %+.3f] (paired bootstrap), δ̄ %.3f.\n\n",
+			g.Problems, rec.measureName(), g.SimScore, g.HumanScore, g.Gap, g.CI95[0], g.CI95[1], g.DeltaMean)
 	}
 	checks := fmt.Sprintf("excess ≤ %.2f", rec.Bound)
 	if _, ok := factsError(rec.Sim); ok {
 		checks += fmt.Sprintf(", false stated facts ≤ %.2f", rec.Bound)
 	}
 	if rec.Gap != nil {
-		checks += fmt.Sprintf(", |success gap| ≤ %.2f", rec.GapBound)
+		checks += fmt.Sprintf(", |%s gap| ≤ %.2f", rec.measureName(), rec.gapBound())
 	}
 	verdict := fmt.Sprintf("within the gate's bounds (%s).", checks)
 	if !rec.Pass {

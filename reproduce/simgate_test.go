@@ -197,3 +197,32 @@ func TestMisstatesHint(t *testing.T) {
 		}
 	}
 }
+
+// A gap in BLEU points is judged on the measure's scale: the 0.05 bound
+// is 5 points, so docedit's −9.67 fails and −4 passes (compared as
+// success, every BLEU gap above 0.05 points failed); a record from before
+// the scale was written is judged as success.
+func TestSimGateGapScale(t *testing.T) {
+	for _, c := range []struct {
+		gap, scale float64
+		pass       bool
+	}{
+		{-9.67, 100, false},
+		{-4, 100, true},
+		{+5.5, 100, false},
+		{0.04, 1, true},
+		{0.06, 0, false},
+		{0.04, 0, true},
+	} {
+		rec := SimFidelity{Bound: DefaultSimGateBound, GapBound: DefaultSimGateGapBound, GapScale: c.scale,
+			Gap: &SimToReal{Gap: c.gap, Problems: 300}}
+		rec.judge()
+		if rec.Pass != c.pass {
+			t.Errorf("gap %v at scale %v: pass %v, want %v (failed %v)", c.gap, c.scale, rec.Pass, c.pass, rec.Failed)
+		}
+	}
+	rec := SimFidelity{GapBound: 0.05, GapScale: 100, Measure: "BLEU", Gap: &SimToReal{Gap: -9.67}, Failed: []string{gateGap}}
+	if msg := rec.failures(); !strings.Contains(msg, "BLEU gap -9.670") || !strings.Contains(msg, "> 5.000") {
+		t.Errorf("failure %q: want the BLEU gap against 5 points", msg)
+	}
+}
