@@ -196,6 +196,20 @@ func (n Name) Has(o string) bool { return slices.Contains(n.Options, o) }
 // its tool off.
 func (n Name) Offers(o string) bool { return families[n.Family].optionIndex(o) >= 0 }
 
+// SimMends reports whether reproduce gives n's calibrated simulator its
+// own ledger (WithUserLedger) and holds it to the facts its problem holds
+// (chatlm.CopyOf) unless told otherwise: where they were measured to
+// bring the simulator closer to the human proxy (mathchat, support), not
+// where they took it farther (docedit).
+func (n Name) SimMends() bool { return families[n.Family].simMends }
+
+// SimMendsOf is the SimMends of the task name (false for a name that
+// does not parse).
+func SimMendsOf(name string) bool {
+	n, err := ParseName(name)
+	return err == nil && n.SimMends()
+}
+
 // AtLevel returns n at level l, with the same options and data.
 func (n Name) AtLevel(l string) Name {
 	n.Options = slices.Clone(n.Options)

@@ -146,3 +146,16 @@ func TestWithSimLedger(t *testing.T) {
 		}
 	}
 }
+
+// The simulator's mends are on by default where they were measured to
+// help, whatever the level or options, and off for docedit.
+func TestSimMendsOf(t *testing.T) {
+	for name, want := range map[string]bool{
+		"mathchat": true, "mathchat:easy:nocalc": true, "support:easy": true, "support:userledger": true,
+		"docedit": false, "docedit:easy:quote": false, "chess": false,
+	} {
+		if got := SimMendsOf(name); got != want {
+			t.Errorf("SimMendsOf(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/calibrl/calibrl/dialog"
 	"github.com/calibrl/calibrl/eval"
+	"github.com/calibrl/calibrl/reproduce"
 )
 
 // --pipelines takes at least two distinct seeds, names a bad one, and
@@ -111,5 +114,46 @@ func TestEvalPassAtK(t *testing.T) {
 	}
 	if _, err := run(t, "eval", "--task", "mathchat", "-n", "2", "--samples", "0"); err == nil || !strings.Contains(err.Error(), "--samples 0") {
 		t.Errorf("--samples 0: %v", err)
+	}
+}
+
+// --sim-copy and --sim-ledger read as bool flags (alone: true) and as
+// auto, their default, which leaves the choice to the task: on for
+// mathchat and support, off for docedit; a set flag overrides it.
+func TestSimMendFlags(t *testing.T) {
+	for _, c := range []struct {
+		task       string
+		args       []string
+		copy, ledg bool
+	}{
+		{"mathchat", nil, true, true},
+		{"support:easy", nil, true, true},
+		{"docedit:easy", nil, false, false},
+		{"mathchat", []string{"--sim-copy=false"}, false, true},
+		{"mathchat", []string{"--sim-ledger=false", "--sim-copy=false"}, false, false},
+		{"docedit:easy", []string{"--sim-copy"}, true, false},
+		{"docedit:easy", []string{"--sim-ledger=true", "--sim-copy=auto"}, false, true},
+	} {
+		var simCopy, simLedger autoSwitch
+		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+		fs.Var(&simCopy, "sim-copy", "")
+		fs.Lookup("sim-copy").NoOptDefVal = "true"
+		fs.Var(&simLedger, "sim-ledger", "")
+		fs.Lookup("sim-ledger").NoOptDefVal = "true"
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg := reproduce.Config{Task: c.task}
+		setSimMends(&cfg, simCopy, simLedger)
+		if cfg.SimCopy != c.copy || cfg.SimLedger != c.ledg {
+			t.Errorf("%s %v: copy %v ledger %v, want %v %v", c.task, c.args, cfg.SimCopy, cfg.SimLedger, c.copy, c.ledg)
+		}
+	}
+	var s autoSwitch
+	if err := s.Set("maybe"); err == nil || !strings.Contains(err.Error(), "true, false or auto") {
+		t.Errorf("Set(maybe): %v, want the values named", err)
+	}
+	if s.String() != "auto" {
+		t.Errorf("zero switch prints %q, want auto", s.String())
 	}
 }

@@ -27,6 +27,7 @@ func newReproduceCmd() *cobra.Command {
 		hacking               int
 		hackingDecoding       string
 		pipelines             seedList
+		simCopy, simLedger    autoSwitch
 		sliceName             string
 	)
 	cmd := &cobra.Command{
@@ -113,18 +114,21 @@ job split over two. Results do not depend on --jobs: the stages read only
 what earlier groups wrote, and the engine's figures are the same for any
 worker count.
 
-The calibrated simulator is held to the facts its problem holds in two
-ways, both on by default: its own ledger (--sim-ledger, the task's
-:userledger option: told each fact it was asked for, fitted and played
-with the notes) and copying (--sim-copy: it states only the numbers, or for
-support the whole ids, dates and emails, its problem holds). Without them
-the simulators of some pipelines misstated what they held and were 0.15
-to 0.30 off the human proxy in the base's success; with them every
-mathchat and support pipeline measured came within 0.05
-(results/mathchat-quick-ledgercopy/, results/support-quick-values/). The
-gate (--sim-gate) checks the simulator before RL either way. Runs before
-2026-12-07 had neither: --sim-ledger=false --sim-copy=false plays as they
-did and resumes their folders.
+The calibrated simulator of mathchat and support is held to the facts its
+problem holds in two ways by default: its own ledger (--sim-ledger, the
+task's :userledger option: told each fact it was asked for, fitted and
+played with the notes) and copying (--sim-copy: it states only the numbers,
+or for support the whole ids, dates and emails, its problem holds).
+Without them the simulators of some pipelines misstated what they held and
+were 0.15 to 0.30 off the human proxy in the base's success; with them
+every mathchat and support pipeline measured came within 0.05
+(results/mathchat-quick-ledgercopy/, results/support-quick-values/).
+Docedit's are off by default: there each widened the base's BLEU gap
+(results/docedit-quick-ledgercopy/). --sim-ledger and --sim-copy take
+true, false or auto (the task's choice). The gate (--sim-gate) checks the
+simulator before RL either way. Runs before 2026-12-07 had neither:
+--sim-ledger=false --sim-copy=false plays as they did and resumes their
+folders.
 
 Stages (one per arm and seed) and training checkpoints are resumable:
 after an interruption (Ctrl-C) run the same command again.
@@ -193,6 +197,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 			if _, err := task.Lookup(cfg.Task); err != nil {
 				return err
 			}
+			setSimMends(&cfg, simCopy, simLedger)
 			if err := cfg.SimGate.Check(); err != nil {
 				return err
 			}
@@ -313,8 +318,10 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.StringVar(&cfg.SimGate.Mode, "sim-gate", reproduce.SimGateWarn, "check of the calibrated simulator before RL, on validation only (fidelity/sim.json, the report): its per-history fidelity to the human proxy, the share of false facts it states, and the base's success gap with it against the proxy; warn (log and report one outside the bounds), refuse (also stop before RL) or off")
 	f.Float64Var(&cfg.SimGate.Bound, "sim-gate-bound", reproduce.DefaultSimGateBound, "largest per-history excess distance (TV to the proxy minus the proxy's own floor), and largest share of false stated facts, the sim gate passes")
-	f.BoolVar(&cfg.SimCopy, "sim-copy", true, "the calibrated simulator states only what its problem holds, as the task copies it (learned+copy:DIR): mathchat and docedit every number, digit by digit; support every whole id, date and email, and the name an email begins with; wherever the run plays it: gate, calibrated arms, sim-to-real gaps; the fit is unchanged (--sim-copy=false: the simulator as fitted, as runs before 2026-12-07 played it)")
-	f.BoolVar(&cfg.SimLedger, "sim-ledger", true, "the calibrated simulator has its own ledger (the task's :userledger option, added to --task): after each agent turn that asks about a fact the user holds, a note to the simulator alone states it; it is fitted with the notes and played with them (--sim-ledger=false: the task as named, as runs before 2026-12-07 played it)")
+	f.Var(&simCopy, "sim-copy", "true, false or auto (auto: the task's choice, on for mathchat and support, off for docedit): the calibrated simulator states only what its problem holds, as the task copies it (learned+copy:DIR): mathchat and docedit every number, digit by digit; support every whole id, date and email, and the name an email begins with; wherever the run plays it: gate, calibrated arms, sim-to-real gaps; the fit is unchanged (false: the simulator as fitted, as runs before 2026-12-07 played it)")
+	f.Lookup("sim-copy").NoOptDefVal = "true"
+	f.Var(&simLedger, "sim-ledger", "true, false or auto (auto: the task's choice, on for mathchat and support, off for docedit): the calibrated simulator has its own ledger (the task's :userledger option, added to --task): after each agent turn that asks about a fact the user holds, a note to the simulator alone states it; it is fitted with the notes and played with them (false: the task as named, as runs before 2026-12-07 played it)")
+	f.Lookup("sim-ledger").NoOptDefVal = "true"
 	f.Float64Var(&cfg.SimGate.GapBound, "sim-gate-gap", reproduce.DefaultSimGateGapBound, "largest |gap| of the base's success (with the simulator minus with the human proxy, sampled) on validation problems the sim gate passes, as a share of the task's measure: 0.05 is 0.05 success, 5 BLEU points for docedit")
 	f.IntVar(&cfg.SimGate.Problems, "sim-gate-problems", 0, "validation problems the sim gate's success gap plays (default 0: the preset's evaluation episodes; -1: measure no gap)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
@@ -323,6 +330,48 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.StringVar(&hackingDecoding, "hacking-decoding", "greedy", "how the hacking metrics' readings play the policy: greedy (its mode) or sampled (at the RL rollouts' temperature and top-p, the policy RL optimises; each problem's sampling fixed by its seed, so readings stay paired with iteration 0's)")
 	f.StringSliceVar(&doses, "doses", nil, "the dose-response study: besides a run at the task's own rates (OUT/1x), one run per dose, each task options changing only the naive simulator or the reward, e.g. leak=0x,leak=2x,syc=0x,syc=2x,reward=acceptance; all share OUT/shared's logs, base and simulator; OUT/doses.md tabulates them")
 	return cmd
+}
+
+// autoSwitch is a flag that is true, false or auto: auto (its zero value
+// and default) leaves the choice to the task; the flag alone is true, as
+// for a bool flag.
+type autoSwitch struct{ set, on bool }
+
+func (s *autoSwitch) String() string {
+	if !s.set {
+		return "auto"
+	}
+	return strconv.FormatBool(s.on)
+}
+
+func (s *autoSwitch) Set(v string) error {
+	if v == "auto" {
+		*s = autoSwitch{}
+		return nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q: want true, false or auto", v)
+	}
+	*s = autoSwitch{set: true, on: on}
+	return nil
+}
+
+func (s *autoSwitch) Type() string { return "true|false|auto" }
+
+// or is the switch's value, auto where it is not set.
+func (s autoSwitch) or(auto bool) bool {
+	if s.set {
+		return s.on
+	}
+	return auto
+}
+
+// setSimMends sets cfg's SimCopy and SimLedger from their flags, auto
+// being cfg.Task's choice (task.SimMendsOf).
+func setSimMends(cfg *reproduce.Config, simCopy, simLedger autoSwitch) {
+	mends := task.SimMendsOf(cfg.Task)
+	cfg.SimCopy, cfg.SimLedger = simCopy.or(mends), simLedger.or(mends)
 }
 
 // seedList is a flag of comma-separated seeds ("1,2,3").
