@@ -545,13 +545,18 @@ func (r *run) simGate(ctx context.Context) error {
 // misstatesHint is what the gate suggests for a simulator that misstates
 // what it holds or is off in success: the mends measured on the off
 // pipelines (results/calibration-copy/, support-quick-values/) that this
-// run turned off, "" when it has both or its task offers neither.
+// run turned off, "" when it has both, or its task offers neither or was
+// measured farther with them (task.Name.SimMends).
 func (r *run) misstatesHint() string {
+	n, err := task.ParseName(r.cfg.Task)
+	if err != nil || !n.SimMends() {
+		return "" // docedit: the mends took its simulator farther (task.Name.SimMends)
+	}
 	var mends []string
 	if !r.cfg.SimCopy {
 		mends = append(mends, fmt.Sprintf("--sim-copy (it states only the %s its problem holds)", chatlm.CopyOf(r.t)))
 	}
-	if n, err := task.ParseName(r.cfg.Task); err == nil && n.Offers(task.WithUserLedger) && !n.Has(task.WithUserLedger) {
+	if n.Offers(task.WithUserLedger) && !n.Has(task.WithUserLedger) {
 		mends = append(mends, "--sim-ledger (it is told each fact it was asked for)")
 	}
 	if len(mends) == 0 {

@@ -164,7 +164,8 @@ func TestSimCopyLoadsACopyingSimulator(t *testing.T) {
 }
 
 // The gate's hint names the mends a run turned off, each as its task
-// copies, and none where the run has both or its task offers neither.
+// copies, and none where the run has both or its task was measured
+// farther with them (docedit).
 func TestMisstatesHint(t *testing.T) {
 	for _, c := range []struct {
 		task      string
@@ -175,6 +176,7 @@ func TestMisstatesHint(t *testing.T) {
 		{"mathchat:easy:userledger", true, nil, nil},
 		{"support:easy", true, []string{"--sim-ledger"}, []string{"--sim-copy"}},
 		{"support:easy:userledger", false, []string{"--sim-copy", "values"}, []string{"--sim-ledger"}},
+		{"docedit:easy", false, nil, nil},
 	} {
 		tk, err := task.Lookup(c.task)
 		if err != nil {
