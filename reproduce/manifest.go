@@ -250,7 +250,7 @@ func (r *run) resumable(old runConfig) (added []string, err error) {
 		{"rl.LR", old.RL.LR, now.RL.LR, "the preset's RL learning rate, which another calibrl version may set otherwise"},
 		{"optimizer_lrs", heldLRs(old, now), heldLRs(now, old), "the preset's learning rates of the other optimizers"},
 		{"curves", old.Curves, now.Curves, "--curves; 0: none"},
-		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy, on unless --sim-copy=false"},
+		{"sim_copy", old.SimCopy, now.SimCopy, "--sim-copy: true, false or auto, the task's choice"},
 		{"sim_copy_kind", cmp.Or(old.SimCopyKind, now.SimCopyKind), now.SimCopyKind, "the copy the task holds its simulator to, which another calibrl version may set otherwise"},
 		{"sim_copy_words", heldWords(old, now), strings.Join(now.SimCopyWords, ","), "the words the task's values begin with, which another calibrl version may set otherwise"},
 		{"tune_grid", old.TuneGrid, now.TuneGrid, "--tune-grid"},

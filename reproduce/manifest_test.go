@@ -65,7 +65,7 @@ func TestOldManifestResumes(t *testing.T) {
 		{"seeds", func(c *Config) { c.Preset.RLSeeds = 3 }, "rl_seeds 2, not 3"},
 		{"slice", func(c *Config) { c.EvalSlice = eval.ValidationSlice }, "eval_slice test, not validation"},
 		{"curves", func(c *Config) { c.Curves = 8 }, "curves 0, not 8"},
-		{"copy", func(c *Config) { c.SimCopy = true }, "sim_copy false, not true (--sim-copy, on unless --sim-copy=false)"},
+		{"copy", func(c *Config) { c.SimCopy = true }, "sim_copy false, not true (--sim-copy: true, false or auto, the task's choice)"},
 		{"grid", func(c *Config) { c.TuneGrid = []float64{0, 1} }, "tune_grid none, not [0 1]"},
 		{"static reward", func(c *Config) { c.StaticRewards = []string{train.StaticOutcome, train.StaticContinuation} }, "static_reward outcome, not outcome,continuation"},
 		{"fill", func(c *Config) { c.StaticFill = 2 }, "static_fill 0, not 2"},
