@@ -190,11 +190,14 @@ func (c *numberCopier) fits(run, x string) bool {
 // a value character only end the run a turn is in (plain); the others
 // (letters, "._+-" first) continue it.
 type valueTokens struct {
-	text    []string
-	words   map[string]bool // ValueWordsOf's
-	stating []int
-	plain   []int
-	going   []int
+	text  []string
+	words map[string]bool // ValueWordsOf's
+	// wordPrefix holds every non-empty prefix of the words
+	// (valueCopier.mayGrowWord).
+	wordPrefix map[string]bool
+	stating    []int
+	plain      []int
+	going      []int
 }
 
 func newValueTokens(tok *tokenizer.Tokenizer, vocab int, words []string) *valueTokens {
@@ -206,6 +209,7 @@ func sortValueTokens(text, words []string) *valueTokens {
 	for _, w := range words {
 		v.words[w] = true
 	}
+	v.wordPrefix = prefixes(v.words)
 	for id, t := range text {
 		switch {
 		case v.states(t):
@@ -271,7 +275,7 @@ func (c *valueCopier) allow(text string) []int {
 	fits := func(x string) bool { return c.fits(run, x) }
 	var ids []int
 	switch {
-	case c.isValue(run) || len(c.tokens.words) > 0:
+	case c.isValue(run) || c.mayGrowWord(run):
 		// Stating a value (or a word that may grow into a value word):
 		// every token is judged; the plain ones alike, by whether the
 		// run may end here.
@@ -327,6 +331,16 @@ func (c *valueCopier) fits(run, x string) bool {
 // word that begins one ("lena" of lena82@post.net).
 func (c *valueCopier) closes(v string) bool {
 	return c.held[v] || c.tokens.words[v] && c.prefix[v]
+}
+
+// mayGrowWord reports whether a token that continues run (a going one:
+// no digit, '@' or value word of its own) may make it a value word: run,
+// past its leading edge characters, begins one. Any other run stays a
+// plain word whatever such a token adds (a word the token would bring
+// whole makes it a stating one), so a turn's every new word no longer
+// judges the whole vocabulary, as it did on a task with value words.
+func (c *valueCopier) mayGrowWord(run string) bool {
+	return c.tokens.wordPrefix[strings.TrimLeft(run, dialog.ValueEdge)]
 }
 
 // isValue reports whether a run states a value: dialog.IsValue, or one of

@@ -1,6 +1,8 @@
 package chatlm
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -168,5 +170,107 @@ func TestValueCopierHoldsValueWords(t *testing.T) {
 		if got := allowed(c.so); got != c.want {
 			t.Errorf("after %q: allowed %s, want %s", c.so, got, c.want)
 		}
+	}
+}
+
+// Judging only the runs that may grow into a value word allows the same
+// tokens as judging every token after every run (as allow did on a task
+// with value words): checked after every prefix of turns and of random
+// strings of value characters, words, edge characters and spaces.
+func TestValueCopierSkipsOnlyWhatCannotMatter(t *testing.T) {
+	text := []string{"", " ", ".", "-", "_", "@", "l", "le", "na", "lena", " lena", "ena", "yu", "ki", "yuki", " yuki", ".yu",
+		"82", "8", "2@", "post", ".net", "net", " is", "The", " new", " email", " I", "lenas", "a", "k", "i", " ."}
+	tokens := sortValueTokens(text, []string{"yuki", "lena"})
+	o := &dialog.Oracle{Facts: []dialog.Fact{{Key: "email", Value: "lena82@post.net"}, {Key: "id", Value: "A-921"}}}
+	c := newValueCopier(tokens, o)
+	judgeAll := func(so string) []int { return c.judgeAll(so) }
+	set := func(ids []int) string {
+		if ids == nil {
+			return "all"
+		}
+		s := slices.Clone(ids)
+		slices.Sort(s)
+		return fmt.Sprint(s)
+	}
+	var turns []string
+	for _, turn := range []string{"The new email is lena82@post.net.", "The new email is yuki", "It is .lena and -yu then A-921.", "le na lenas .yu"} {
+		for i := 0; i <= len(turn); i++ {
+			turns = append(turns, turn[:i])
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"l", "e", "n", "a", "y", "u", "k", "i", ".", "-", "_", " ", "8", "@", "lena", "yu", "x"}
+	for range 400 {
+		var b strings.Builder
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		turns = append(turns, b.String())
+	}
+	for _, so := range turns {
+		if got, want := set(c.allow(so)), set(judgeAll(so)); got != want {
+			t.Errorf("after %q: allowed %s, judging every token %s", so, got, want)
+		}
+	}
+}
+
+// judgeAll is allow judging every token after every run, as allow did on
+// a task with value words before mayGrowWord: the reference the skip is
+// checked and timed against.
+func (c *valueCopier) judgeAll(text string) []int {
+	run := valueRunEnd(text)
+	fits := func(x string) bool { return c.fits(run, x) }
+	var ids []int
+	if c.fits(run, "") {
+		ids = append(ids, c.tokens.plain...)
+	}
+	ids = appendFitting(ids, c.tokens.going, c.tokens.text, fits)
+	ids = appendFitting(ids, c.tokens.stating, c.tokens.text, fits)
+	return restriction(ids, len(c.tokens.text))
+}
+
+// BenchmarkValueCopierTurn times the values constraint over one support
+// turn, a fresh conversation's copier each time (its cache empty), on a
+// vocabulary of word pieces, digits and value pieces with support's twelve value
+// words: allow as it is against judging every token after every run.
+func BenchmarkValueCopierTurn(b *testing.B) {
+	words := strings.Fields("the a to and is it you that for on are with as be at this have from or by one all we can out if about which do their will way many then them would like so these her make see him has look more day could come did my over know than call first who may down side been now find any new work part take get place made live where after back little only round man year came show every good give our under name very through just form great think say help low line differ turn cause much mean before move right boy old too same tell does set three want air well also play small end put home read hand port large spell add even land here must big high such follow act why ask men change went light kind off need house picture try again animal point mother world near build self earth father email account order date thanks please")
+	names := []string{"dana", "omar", "lena", "raj", "mia", "tom", "ines", "yuki", "sam", "eva", "noah", "ada"}
+	seen := map[string]bool{}
+	var text []string
+	add := func(t string) {
+		if !seen[t] {
+			seen[t] = true
+			text = append(text, t)
+		}
+	}
+	for _, w := range append(words, names...) {
+		for i := 1; i <= len(w); i++ {
+			add(w[:i])
+			add(" " + w[:i])
+			add(w[i-1:])
+		}
+	}
+	for i := range 100 {
+		add(fmt.Sprint(i))
+	}
+	for _, p := range []string{".", ",", "@", "-", "_", " ", ".net", ".org", "@post", "A-", "B-"} {
+		add(p)
+	}
+	tokens := sortValueTokens(text, names)
+	o := &dialog.Oracle{Facts: []dialog.Fact{{Key: "email", Value: "lena82@post.net"}, {Key: "id", Value: "A-921"}, {Key: "date", Value: "2024-03-18"}}}
+	turn := "Hi, my account id is A-921 and the order came on 2024-03-18. Please make the new email lena82@post.net, thanks a lot for the help today."
+	for _, c := range []struct {
+		name  string
+		allow func(c *valueCopier, so string) []int
+	}{{"skip", (*valueCopier).allow}, {"judge-all", (*valueCopier).judgeAll}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				vc := newValueCopier(tokens, o)
+				for i := 0; i <= len(turn); i++ {
+					c.allow(vc, turn[:i])
+				}
+			}
+		})
 	}
 }
