@@ -33,6 +33,15 @@ if runs:
             turns = [m['content'] for l in open(f) for m in json.loads(l)['messages'] if m['role'] == 'user']
             n = sum(bool(re.search(r'sentence \d', t)) for t in turns)
             print(f'seed {s} {CONDS.get(c, "human proxy")}: {n} of {len(turns)} user turns name a sentence by number')
+    # How the base's conversations end with each user: a delivered
+    # document, and the turn limit reached.
+    for s in (1, 2):
+        for c in ('human',) + tuple(CONDS):
+            f = f'{runs}/ded-{"plain" if c == "human" else c}-s{s}/fidelity/sim.gap.{"human" if c == "human" else "sim"}.episodes.jsonl'
+            eps = [json.loads(l) for l in open(f)]
+            delivered = sum(e['metrics'].get('delivered', 0) for e in eps) / len(eps)
+            ends = {k: sum(e['end'] == k for e in eps) for k in sorted({e['end'] for e in eps})}
+            print(f'seed {s} {CONDS.get(c, "human proxy")}: delivered {delivered:.3f}, ends of {len(eps)}: {ends}')
 B = json.load(open(path))
 print('| seed | condition | simulator BLEU | change from fitted [95%, paired bootstrap over problems] |')
 print('| --- | --- | --- | --- |')
