@@ -10,7 +10,7 @@ b's on the same problems with the same user seeds: the mean and the
 percentile interval of `resamples` bootstrap means over problems; a and b
 are per-problem successes, as "0"/"1" strings or numbers (a mean over RL
 seeds)."""
-import glob, json, random
+import glob, json, os, random
 
 
 def successes(path='successes.json'):
@@ -79,3 +79,31 @@ def pooled_table(S, arms):
             verdict = 'yes' if lo > 0 else ('no: reversed' if hi < 0 else 'no (interval includes 0)')
             rates = lambda i: ' / '.join(f'{rate(S[names[s][i]]):.3f}' for s in seeds)
             print(f'| {arm} | {dec} | {rates(1)} | {rates(0)} | {"; ".join(per)} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] | {verdict} |')
+
+
+def run_successes(run):
+    """A run folder's per-problem successes, by evaluation (its eval*/ and
+    fidelity/ episode files' names without the extension, e.g.
+    eval/calibrated-interactive/seed-0): one character per problem, in
+    index order. Read from RUN/successes.json, which is first rebuilt from
+    the episodes when they are there (the run folder before its episodes
+    were left out of results/)."""
+    path = os.path.join(run, 'successes.json')
+    if glob.glob(os.path.join(run, 'eval', '*.episodes.jsonl')):
+        S = {}
+        for p in sorted(glob.glob(os.path.join(run, 'eval*', '**', '*.episodes.jsonl'), recursive=True) +
+                        glob.glob(os.path.join(run, 'fidelity', '**', '*.episodes.jsonl'), recursive=True)):
+            eps = sorted((json.loads(l) for l in open(p)), key=lambda e: e['index'])
+            S[os.path.relpath(p, run)[:-len('.episodes.jsonl')]] = ''.join('1' if e['success'] else '0' for e in eps)
+        json.dump(S, open(path, 'w'), indent=0, sort_keys=True)
+    return json.load(open(path))
+
+
+def by_arm(S):
+    """run_successes' evaluations without their RL seed -> per-problem
+    success averaged over the seeds, as a report's verdict reads it."""
+    G = {}
+    for name, s in S.items():
+        key = name.rsplit('/seed-', 1)[0] if '/seed-' in name else name
+        G.setdefault(key, []).append([int(c) for c in s])
+    return {k: [sum(col) / len(v) for col in zip(*v)] for k, v in G.items()}

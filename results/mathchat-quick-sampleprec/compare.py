@@ -9,42 +9,16 @@ difference is sbf16 minus fp32 on the same problems with the same user
 seeds, its interval a paired percentile bootstrap over problems (2000
 resamples, seed 1); for an RL arm the per-problem success is the mean over
 its RL seeds, as the report's verdict reads it."""
-import glob, json, os, sys
+import json, os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from pairing import paired  # noqa: E402
+from pairing import by_arm, paired, run_successes  # noqa: E402
 
 RUNS = ('fp32', 'sbf16')
 
 
-def rebuild(run):
-    S = {}
-    for p in sorted(glob.glob(os.path.join(run, 'eval*', '**', '*.episodes.jsonl'), recursive=True) +
-                    glob.glob(os.path.join(run, 'fidelity', '**', '*.episodes.jsonl'), recursive=True)):
-        eps = sorted((json.loads(l) for l in open(p)), key=lambda e: e['index'])
-        name = os.path.relpath(p, run)[:-len('.episodes.jsonl')]
-        S[name] = ''.join('1' if e['success'] else '0' for e in eps)
-    return S
-
-
-def successes(run):
-    path = os.path.join(run, 'successes.json')
-    if glob.glob(os.path.join(run, 'eval', '*.episodes.jsonl')):
-        json.dump(rebuild(run), open(path, 'w'), indent=0, sort_keys=True)
-    return json.load(open(path))
-
-
-def group(S):
-    """name without its RL seed -> per-problem success averaged over seeds."""
-    G = {}
-    for name, s in S.items():
-        key = name.rsplit('/seed-', 1)[0] if '/seed-' in name else name
-        G.setdefault(key, []).append([int(c) for c in s])
-    return {k: [sum(col) / len(v) for col in zip(*v)] for k, v in G.items()}
-
-
 def main():
-    A, B = (group(successes(r)) for r in RUNS)
+    A, B = (by_arm(run_successes(r)) for r in RUNS)
     print('| evaluation | problems | fp32 | bf16 sampling | bf16 − fp32 (95% CI) | within? |')
     print('| --- | ---: | ---: | ---: | --- | --- |')
     within = 0
