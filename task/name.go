@@ -114,7 +114,7 @@ func ParseName(s string) (Name, error) {
 			n.Options = append(n.Options, text)
 		}
 	}
-	slices.SortFunc(n.Options, func(a, b string) int { return f.optionIndex(optionKey(a)) - f.optionIndex(optionKey(b)) })
+	f.sortOptions(n.Options)
 	if hasData {
 		d, err := parseData(data)
 		if err != nil {
@@ -316,8 +316,7 @@ func WithSimLedger(name string) string {
 		return name
 	}
 	n.Options = append(slices.Clone(n.Options), WithUserLedger)
-	f := families[n.Family]
-	slices.SortFunc(n.Options, func(a, b string) int { return f.optionIndex(optionKey(a)) - f.optionIndex(optionKey(b)) })
+	families[n.Family].sortOptions(n.Options)
 	return n.String()
 }
 
@@ -404,6 +403,12 @@ func parseDose(s string) (float64, error) {
 		return 0, fmt.Errorf("dose %q: want a multiple of the default rate from 0x to 10x, such as 2x", s)
 	}
 	return d, nil
+}
+
+// sortOptions puts options, as a name writes them, in f's order: the
+// one order String writes and ParseName reads.
+func (f family) sortOptions(opts []string) {
+	slices.SortFunc(opts, func(a, b string) int { return f.optionIndex(optionKey(a)) - f.optionIndex(optionKey(b)) })
 }
 
 func (f family) optionIndex(key string) int {

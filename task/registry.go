@@ -121,10 +121,11 @@ var families = map[string]family{
 		options: options(WithUserLedger, WithQuote, LeakDose, SycophancyDose, AcceptanceReward),
 		measure: dialog.Measure{Name: "BLEU", Metric: dialog.MetricBLEU, Unit: "points", Scale: 100},
 		oracle:  []string{OracleDraft},
-		// Off: on seed 1 the ledger and the copy each widened the base's
-		// BLEU gap on validation, from −9.7 points to −13 to −15
-		// (results/docedit-quick-ledgercopy/); docedit's simulator is
-		// off in its acts, not in facts it misstates.
+		// Off: on seeds 1 and 2 the ledger widened the base's BLEU gap on
+		// validation (−9.7 to −15.3 points, −5.5 to −12.6) and the copy
+		// did on seed 1 (to −13.2) (results/docedit-quick-ledgercopy/);
+		// docedit's simulator is off in its acts, not in facts it
+		// misstates.
 		simMends: false,
 		dataFiles: func(dir string) ([]string, error) {
 			return filepath.Glob(filepath.Join(dir, "*.txt")) // Glob sorts

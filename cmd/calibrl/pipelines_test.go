@@ -136,10 +136,7 @@ func TestSimMendFlags(t *testing.T) {
 	} {
 		var simCopy, simLedger autoSwitch
 		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-		fs.Var(&simCopy, "sim-copy", "")
-		fs.Lookup("sim-copy").NoOptDefVal = "true"
-		fs.Var(&simLedger, "sim-ledger", "")
-		fs.Lookup("sim-ledger").NoOptDefVal = "true"
+		addSimMendFlags(fs, &simCopy, &simLedger)
 		if err := fs.Parse(c.args); err != nil {
 			t.Fatal(err)
 		}

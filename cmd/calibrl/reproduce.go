@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/calibrl/calibrl/eval"
 	"github.com/calibrl/calibrl/reproduce"
@@ -318,10 +319,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f.StringVar(&profiles, "profiles", "", "comma-separated scripted profiles whose conversations make the logs (default: all of the task's)")
 	f.StringVar(&cfg.SimGate.Mode, "sim-gate", reproduce.SimGateWarn, "check of the calibrated simulator before RL, on validation only (fidelity/sim.json, the report): its per-history fidelity to the human proxy, the share of false facts it states, and the base's success gap with it against the proxy; warn (log and report one outside the bounds), refuse (also stop before RL) or off")
 	f.Float64Var(&cfg.SimGate.Bound, "sim-gate-bound", reproduce.DefaultSimGateBound, "largest per-history excess distance (TV to the proxy minus the proxy's own floor), and largest share of false stated facts, the sim gate passes")
-	f.Var(&simCopy, "sim-copy", "true, false or auto (auto: the task's choice, on for mathchat and support, off for docedit): the calibrated simulator states only what its problem holds, as the task copies it (learned+copy:DIR): mathchat and docedit every number, digit by digit; support every whole id, date and email, and the name an email begins with; wherever the run plays it: gate, calibrated arms, sim-to-real gaps; the fit is unchanged (false: the simulator as fitted, as runs before 2026-12-07 played it)")
-	f.Lookup("sim-copy").NoOptDefVal = "true"
-	f.Var(&simLedger, "sim-ledger", "true, false or auto (auto: the task's choice, on for mathchat and support, off for docedit): the calibrated simulator has its own ledger (the task's :userledger option, added to --task): after each agent turn that asks about a fact the user holds, a note to the simulator alone states it; it is fitted with the notes and played with them (false: the task as named, as runs before 2026-12-07 played it)")
-	f.Lookup("sim-ledger").NoOptDefVal = "true"
+	addSimMendFlags(f, &simCopy, &simLedger)
 	f.Float64Var(&cfg.SimGate.GapBound, "sim-gate-gap", reproduce.DefaultSimGateGapBound, "largest |gap| of the base's success (with the simulator minus with the human proxy, sampled) on validation problems the sim gate passes, as a share of the task's measure: 0.05 is 0.05 success, 5 BLEU points for docedit")
 	f.IntVar(&cfg.SimGate.Problems, "sim-gate-problems", 0, "validation problems the sim gate's success gap plays (default 0: the preset's evaluation episodes; -1: measure no gap)")
 	f.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("independent stages (arms and seeds, evaluations, the base beside the simulator) run side by side, the cores divided between them; results do not depend on it (default %d here: min(2, cores))", reproduce.DefaultJobs()))
@@ -365,6 +363,15 @@ func (s autoSwitch) or(auto bool) bool {
 		return s.on
 	}
 	return auto
+}
+
+// addSimMendFlags registers --sim-copy and --sim-ledger on f: switches
+// that read as bool flags (alone: true) and as auto, their default.
+func addSimMendFlags(f *pflag.FlagSet, simCopy, simLedger *autoSwitch) {
+	f.Var(simCopy, "sim-copy", "true, false or auto (auto: the task's choice, on for mathchat and support, off for docedit): the calibrated simulator states only what its problem holds, as the task copies it (learned+copy:DIR): mathchat and docedit every number, digit by digit; support every whole id, date and email, and the name an email begins with; wherever the run plays it: gate, calibrated arms, sim-to-real gaps; the fit is unchanged (false: the simulator as fitted, as runs before 2026-12-07 played it)")
+	f.Lookup("sim-copy").NoOptDefVal = "true"
+	f.Var(simLedger, "sim-ledger", "true, false or auto (auto: the task's choice, on for mathchat and support, off for docedit): the calibrated simulator has its own ledger (the task's :userledger option, added to --task): after each agent turn that asks about a fact the user holds, a note to the simulator alone states it; it is fitted with the notes and played with them (false: the task as named, as runs before 2026-12-07 played it)")
+	f.Lookup("sim-ledger").NoOptDefVal = "true"
 }
 
 // setSimMends sets cfg's SimCopy and SimLedger from their flags, auto

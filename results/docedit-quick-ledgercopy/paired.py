@@ -24,24 +24,21 @@ if runs:
             eps = [json.loads(l) for l in open(f'{runs}/ded-{c}-s{s}/fidelity/sim.gap.sim.episodes.jsonl')]
             B[f'{c}-s{s}'] = [round(e['metrics']['bleu'], 4) for e in sorted(eps, key=lambda e: e['index'])]
     json.dump(B, open(path, 'w'), indent=0, sort_keys=True)
-    # How often the users' turns point at a sentence by number ("In
-    # sentence 2, ..."): numbers the copy cannot find in the problem.
+    # Per user, in the base's conversations with it: how often the users'
+    # turns point at a sentence by number ("In sentence 2, ..."), numbers
+    # the copy cannot find in the problem; how often the base delivers a
+    # document; how the conversations end.
     import re
     for s in (1, 2):
         for c in ('human',) + tuple(CONDS):
             f = f'{runs}/ded-{"plain" if c == "human" else c}-s{s}/fidelity/sim.gap.{"human" if c == "human" else "sim"}.episodes.jsonl'
-            turns = [m['content'] for l in open(f) for m in json.loads(l)['messages'] if m['role'] == 'user']
-            n = sum(bool(re.search(r'sentence \d', t)) for t in turns)
-            print(f'seed {s} {CONDS.get(c, "human proxy")}: {n} of {len(turns)} user turns name a sentence by number')
-    # How the base's conversations end with each user: a delivered
-    # document, and the turn limit reached.
-    for s in (1, 2):
-        for c in ('human',) + tuple(CONDS):
-            f = f'{runs}/ded-{"plain" if c == "human" else c}-s{s}/fidelity/sim.gap.{"human" if c == "human" else "sim"}.episodes.jsonl'
             eps = [json.loads(l) for l in open(f)]
+            turns = [m['content'] for e in eps for m in e['messages'] if m['role'] == 'user']
+            n = sum(bool(re.search(r'sentence \d', t)) for t in turns)
             delivered = sum(e['metrics'].get('delivered', 0) for e in eps) / len(eps)
             ends = {k: sum(e['end'] == k for e in eps) for k in sorted({e['end'] for e in eps})}
-            print(f'seed {s} {CONDS.get(c, "human proxy")}: delivered {delivered:.3f}, ends of {len(eps)}: {ends}')
+            print(f'seed {s} {CONDS.get(c, "human proxy")}: {n} of {len(turns)} user turns name a sentence by number; '
+                  f'delivered {delivered:.3f}, ends of {len(eps)}: {ends}')
 B = json.load(open(path))
 print('| seed | condition | simulator BLEU | change from fitted [95%, paired bootstrap over problems] |')
 print('| --- | --- | --- | --- |')
