@@ -2,6 +2,8 @@ package lm
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"github.com/calibrl/calibrl/gemm"
 )
@@ -12,36 +14,97 @@ import (
 // Entries of a row past its block's end r1 are never written nor read.
 const attnBlock = 64
 
-// attentionForward: causal multi-head self-attention.
+// span is one sequence of a ragged batch: its rows [start, start+n) of
+// the [N,·] activations, and its attention probabilities at att[att:],
+// NH blocks of n×n. A batch's sequences sit end to end, with no padding
+// between them, so no layer spends work on positions past a sequence's
+// length.
+type span struct {
+	start, n, att int
+}
+
+// spansOf lays out sequences of the given lengths end to end and returns
+// their spans, the rows N = Σ n and the attention floats Σ NH·n².
+func spansOf(dst []span, lens []int, NH int) (spans []span, N, attF int) {
+	spans = dst[:0]
+	for _, n := range lens {
+		spans = append(spans, span{start: N, n: n, att: attF})
+		N += n
+		attF += NH * n * n
+	}
+	return spans, N, attF
+}
+
+// forEachHead runs fn(w, s, h) for every sequence s and head h on up to
+// workers goroutines, w the worker's index for its scratch. Items are
+// handed out one at a time, longest sequence first, because a ragged
+// batch's items differ in cost by the square of their lengths; each item
+// writes only its own rows, so the order never changes a result.
+func forEachHead(workers int, spans []span, NH int, fn func(w int, s span, h int)) {
+	n := len(spans) * NH
+	// Longest first: the last item handed out is then a short one.
+	order := make([]int, len(spans))
+	for i := range order {
+		order[i] = i
+	}
+	for i := 1; i < len(order); i++ { // insertion sort: batches are small
+		for j := i; j > 0 && spans[order[j]].n > spans[order[j-1]].n; j-- {
+			order[j], order[j-1] = order[j-1], order[j]
+		}
+	}
+	item := func(i int) (span, int) { return spans[order[i/NH]], i % NH }
+	workers = min(workers, n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			s, h := item(i)
+			fn(0, s, h)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				s, h := item(i)
+				fn(w, s, h)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// attentionForward: causal multi-head self-attention over a ragged batch.
 //
-//	out [B,T,C]      per head h, columns h·HS..(h+1)·HS: softmax(q·kᵀ/√HS)·v
-//	att [B,NH,T,T]   saved softmax probabilities (zero above the diagonal
-//	                 up to the end of the row's attnBlock)
-//	qkv [B,T,3C]     q, k, v side by side along the last axis
+//	out [N,C]        per head h, columns h·HS..(h+1)·HS: softmax(q·kᵀ/√HS)·v,
+//	                 each sequence attending within its own rows
+//	att [Σ NH·n²]    saved softmax probabilities, per sequence and head an
+//	                 n×n block (zero above the diagonal up to the end of
+//	                 the row's attnBlock)
+//	qkv [N,3C]       q, k, v side by side along the last axis
 //
-// Work is split over (b,h) pairs; each pair is computed the same way
-// whichever goroutine runs it.
-func attentionForward(workers int, out, att, qkv []float32, B, T, C, NH int) {
+// Each (sequence, head) is computed the same way whichever goroutine runs it.
+func attentionForward(workers int, out, att, qkv []float32, spans []span, C, NH int) {
 	HS := C / NH
 	C3 := 3 * C
 	scale := float32(1 / math.Sqrt(float64(HS)))
-	parallelFor(workers, B*NH, func(lo, hi int) {
-		for bh := lo; bh < hi; bh++ {
-			b, h := bh/NH, bh%NH
-			base := b * T * C3
-			q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
-			o := out[b*T*C+h*HS:]
-			P := att[bh*T*T : (bh+1)*T*T]
-			for r0 := 0; r0 < T; r0 += attnBlock {
-				r1 := min(r0+attnBlock, T)
-				// P[r0:r1, 0:r1] = scale · q[r0:r1]·k[0:r1]ᵀ
-				gemm.Sgemm(false, true, r1-r0, r1, HS, scale, q[r0*C3:], C3, k, C3, 0, P[r0*T:], T)
-				for t := r0; t < r1; t++ {
-					softmaxCausalRow(P[t*T:t*T+r1], t)
-				}
-				// o[r0:r1] = P[r0:r1, 0:r1]·v[0:r1]
-				gemm.Sgemm(false, false, r1-r0, HS, r1, 1, P[r0*T:], T, v, C3, 0, o[r0*C:], C)
+	forEachHead(workers, spans, NH, func(_ int, s span, h int) {
+		T := s.n
+		base := s.start * C3
+		q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
+		o := out[s.start*C+h*HS:]
+		P := att[s.att+h*T*T : s.att+(h+1)*T*T]
+		for r0 := 0; r0 < T; r0 += attnBlock {
+			r1 := min(r0+attnBlock, T)
+			// P[r0:r1, 0:r1] = scale · q[r0:r1]·k[0:r1]ᵀ
+			gemm.Sgemm(false, true, r1-r0, r1, HS, scale, q[r0*C3:], C3, k, C3, 0, P[r0*T:], T)
+			for t := r0; t < r1; t++ {
+				softmaxCausalRow(P[t*T:t*T+r1], t)
 			}
+			// o[r0:r1] = P[r0:r1, 0:r1]·v[0:r1]
+			gemm.Sgemm(false, false, r1-r0, HS, r1, 1, P[r0*T:], T, v, C3, 0, o[r0*C:], C)
 		}
 	})
 }
@@ -54,47 +117,49 @@ func softmaxCausalRow(p []float32, t int) {
 	clear(p[t+1:])
 }
 
-// attentionBackward: dqkv[B,T,3C] = ∂/∂qkv (overwritten), from dout [B,T,C]
-// and the saved att, qkv and forward output out [B,T,C]. scratch needs
-// workers·T·T floats.
+// attentionBackward: dqkv[N,3C] = ∂/∂qkv (overwritten), from dout [N,C]
+// and the saved att, qkv and forward output out [N,C]. scratch needs
+// workers·T·T floats, T the longest sequence.
 //
 // The softmax backward needs Σ_j P[t,j]·dP[t,j] per row; since
 // dP[t,j] = do[t]·v[j] that equals do[t]·o[t] (FlashAttention's D term), a
 // dot of HS numbers instead of t.
-func attentionBackward(workers int, dqkv, dout, att, qkv, out []float32, B, T, C, NH int, scratch []float32) {
+func attentionBackward(workers int, dqkv, dout, att, qkv, out []float32, spans []span, C, NH int, scratch []float32) {
 	HS := C / NH
 	C3 := 3 * C
 	scale := float32(1 / math.Sqrt(float64(HS)))
-	clear(dqkv[:B*T*C3])
-	parallelForW(workers, B*NH, func(w, lo, hi int) {
-		dP := scratch[w*T*T : (w+1)*T*T]
-		for bh := lo; bh < hi; bh++ {
-			b, h := bh/NH, bh%NH
-			base := b * T * C3
-			q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
-			dq, dk, dv := dqkv[base+h*HS:], dqkv[base+C+h*HS:], dqkv[base+2*C+h*HS:]
-			do := dout[b*T*C+h*HS:]
-			o := out[b*T*C+h*HS:]
-			P := att[bh*T*T : (bh+1)*T*T]
-			for r0 := 0; r0 < T; r0 += attnBlock {
-				r1 := min(r0+attnBlock, T)
-				// dP[r0:r1, 0:r1] = do[r0:r1]·v[0:r1]ᵀ
-				gemm.Sgemm(false, true, r1-r0, r1, HS, 1, do[r0*C:], C, v, C3, 0, dP[r0*T:], T)
-				// dS = scale · P⊙(dP − D), in place
-				for t := r0; t < r1; t++ {
-					D := dotf(do[t*C:t*C+HS], o[t*C:t*C+HS])
-					softmaxBackRow(dP[t*T:t*T+t+1], P[t*T:t*T+t+1], D, scale)
-					clear(dP[t*T+t+1 : t*T+r1])
-				}
-				// dq[r0:r1] += dS[r0:r1, 0:r1]·k[0:r1]
-				gemm.Sgemm(false, false, r1-r0, HS, r1, 1, dP[r0*T:], T, k, C3, 1, dq[r0*C3:], C3)
+	N, Tmax := 0, 0
+	for _, s := range spans {
+		N, Tmax = max(N, s.start+s.n), max(Tmax, s.n)
+	}
+	clear(dqkv[:N*C3])
+	forEachHead(workers, spans, NH, func(w int, s span, h int) {
+		T := s.n
+		dP := scratch[w*Tmax*Tmax : w*Tmax*Tmax+T*T]
+		base := s.start * C3
+		q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
+		dq, dk, dv := dqkv[base+h*HS:], dqkv[base+C+h*HS:], dqkv[base+2*C+h*HS:]
+		do := dout[s.start*C+h*HS:]
+		o := out[s.start*C+h*HS:]
+		P := att[s.att+h*T*T : s.att+(h+1)*T*T]
+		for r0 := 0; r0 < T; r0 += attnBlock {
+			r1 := min(r0+attnBlock, T)
+			// dP[r0:r1, 0:r1] = do[r0:r1]·v[0:r1]ᵀ
+			gemm.Sgemm(false, true, r1-r0, r1, HS, 1, do[r0*C:], C, v, C3, 0, dP[r0*T:], T)
+			// dS = scale · P⊙(dP − D), in place
+			for t := r0; t < r1; t++ {
+				D := dotf(do[t*C:t*C+HS], o[t*C:t*C+HS])
+				softmaxBackRow(dP[t*T:t*T+t+1], P[t*T:t*T+t+1], D, scale)
+				clear(dP[t*T+t+1 : t*T+r1])
 			}
-			for j0 := 0; j0 < T; j0 += attnBlock {
-				j1 := min(j0+attnBlock, T)
-				// dv[j0:j1] += P[j0:T, j0:j1]ᵀ·do[j0:T]; dk likewise with dS, q
-				gemm.Sgemm(true, false, j1-j0, HS, T-j0, 1, P[j0*T+j0:], T, do[j0*C:], C, 1, dv[j0*C3:], C3)
-				gemm.Sgemm(true, false, j1-j0, HS, T-j0, 1, dP[j0*T+j0:], T, q[j0*C3:], C3, 1, dk[j0*C3:], C3)
-			}
+			// dq[r0:r1] += dS[r0:r1, 0:r1]·k[0:r1]
+			gemm.Sgemm(false, false, r1-r0, HS, r1, 1, dP[r0*T:], T, k, C3, 1, dq[r0*C3:], C3)
+		}
+		for j0 := 0; j0 < T; j0 += attnBlock {
+			j1 := min(j0+attnBlock, T)
+			// dv[j0:j1] += P[j0:T, j0:j1]ᵀ·do[j0:T]; dk likewise with dS, q
+			gemm.Sgemm(true, false, j1-j0, HS, T-j0, 1, P[j0*T+j0:], T, do[j0*C:], C, 1, dv[j0*C3:], C3)
+			gemm.Sgemm(true, false, j1-j0, HS, T-j0, 1, dP[j0*T+j0:], T, q[j0*C3:], C3, 1, dk[j0*C3:], C3)
 		}
 	})
 }

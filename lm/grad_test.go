@@ -1,8 +1,10 @@
 package lm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -114,19 +116,26 @@ func TestGeluGrad(t *testing.T) {
 }
 
 func TestAttentionGrad(t *testing.T) {
-	for _, tc := range []struct{ B, T, C, NH int }{{2, 5, 8, 2}, {1, 70, 4, 1}} {
-		rng := rand.New(rand.NewPCG(7, uint64(tc.T)))
-		B, T, C, NH := tc.B, tc.T, tc.C, tc.NH
-		qkv, r := randVec(rng, B*T*3*C, 1), randVec(rng, B*T*C, 1)
-		out, att := make([]float32, B*T*C), make([]float32, B*NH*T*T)
+	// Sequences of unequal lengths end to end (one of them empty, one
+	// longer than an attnBlock): each must attend within its own rows.
+	for _, tc := range []struct {
+		lens  []int
+		C, NH int
+	}{{[]int{5, 5}, 8, 2}, {[]int{70}, 4, 1}, {[]int{3, 0, 7, 1}, 8, 2}, {[]int{66, 9}, 4, 2}} {
+		rng := rand.New(rand.NewPCG(7, uint64(len(tc.lens))))
+		C, NH := tc.C, tc.NH
+		spans, N, attF := spansOf(nil, tc.lens, NH)
+		T := slices.Max(tc.lens)
+		qkv, r := randVec(rng, N*3*C, 1), randVec(rng, N*C, 1)
+		out, att := make([]float32, N*C), make([]float32, attF)
 		loss := func() float64 {
-			attentionForward(2, out, att, qkv, B, T, C, NH)
+			attentionForward(2, out, att, qkv, spans, C, NH)
 			return dot64(out, r)
 		}
 		loss()
 		dqkv := make([]float32, len(qkv))
-		attentionBackward(2, dqkv, r, att, qkv, out, B, T, C, NH, make([]float32, 2*T*T))
-		checkGrad(t, "attention dqkv", qkv, dqkv, loss)
+		attentionBackward(2, dqkv, r, att, qkv, out, spans, C, NH, make([]float32, 2*T*T))
+		checkGrad(t, fmt.Sprintf("attention dqkv %v", tc.lens), qkv, dqkv, loss)
 	}
 }
 
@@ -258,4 +267,84 @@ func (m *Model) mustForwardAt(t *testing.T, tokens []int, B, T int, lens []int, 
 		t.Fatal(err)
 	}
 	return logp
+}
+
+// A batch padded to its longest row is its sequences, each alone: every
+// layer runs on the real positions only (Model.setBatch), so a row's
+// log-probs and its share of the gradient are what the row gets in a
+// batch of its own, whatever the padding holds. Padding tokens differ
+// between the two calls on purpose: they must reach nothing.
+func TestPaddedBatchIsItsSequences(t *testing.T) {
+	cfg := Config{VocabSize: 13, Context: 80, Dim: 16, Layers: 2, Heads: 2}
+	m, err := New(cfg, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	lens := []int{70, 9, 0, 33} // one row longer than an attnBlock, one empty
+	B, T := len(lens), slices.Max(lens)
+	tokens := make([]int, B*T)
+	for i := range tokens {
+		tokens[i] = rng.IntN(cfg.VocabSize)
+	}
+	r := randVec(rng, B*T, 1)
+	logp, err := m.Forward(tokens, B, T, lens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ZeroGrad()
+	if err := m.Backward(r); err != nil {
+		t.Fatal(err)
+	}
+	batchGrad := append([]float32(nil), m.Grads.Data...)
+
+	sumGrad := make([]float32, len(m.Grads.Data))
+	for b, n := range lens {
+		if n == 0 {
+			continue
+		}
+		row := tokens[b*T : b*T+n]
+		alone, err := m.Forward(row, 1, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for t0 := 0; t0 < T; t0++ {
+			want := float32(0)
+			if t0 < n {
+				want = alone[t0]
+			}
+			if d := math.Abs(float64(logp[b*T+t0] - want)); d > 1e-5 {
+				t.Fatalf("row %d position %d: logp %v in the batch, %v alone", b, t0, logp[b*T+t0], want)
+			}
+		}
+		m.ZeroGrad()
+		if err := m.Backward(r[b*T : b*T+n]); err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range m.Grads.Data {
+			sumGrad[i] += g
+		}
+	}
+	var diff, scale float64
+	for i := range sumGrad {
+		diff = max(diff, math.Abs(float64(batchGrad[i]-sumGrad[i])))
+		scale = max(scale, math.Abs(float64(sumGrad[i])))
+	}
+	if diff > 1e-4*scale {
+		t.Fatalf("batch gradient differs from the sum of its rows' by %g (largest entry %g)", diff, scale)
+	}
+
+	// Other padding tokens: the same log-probs, bit for bit.
+	for b, n := range lens {
+		for t0 := n; t0 < T; t0++ {
+			tokens[b*T+t0] = (tokens[b*T+t0] + 1) % cfg.VocabSize
+		}
+	}
+	again, err := m.Forward(tokens, B, T, lens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(again, logp) {
+		t.Fatal("the padding's tokens changed the log-probs")
+	}
 }

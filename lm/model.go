@@ -25,11 +25,17 @@ type Model struct {
 	// Backward keeps to it, whatever SetWorkers says meanwhile.
 	nw int
 
-	acts    activations
-	nb, nt  int   // B and T of the last Forward
-	tokens  []int // [B,T] inputs of the last Forward
-	pos     []int // [B,T] positions t
-	targets []int // [B,T] next token, or -1 where there is none
+	acts   activations
+	nb, nt int // B and T of the last Forward's [B,T] batch
+	// The last Forward's batch without its padding: its sequences end to
+	// end (spans), rows their positions. Every layer runs on these rows
+	// only, so a batch padded to its longest sequence costs what its
+	// tokens cost (quick's SFT batches are about half padding).
+	spans   []span
+	rows    int   // N = Σ lens
+	tokens  []int // [N] inputs
+	pos     []int // [N] positions t within their sequence
+	targets []int // [N] next token, or -1 where there is none
 	pending bool  // Forward ran and Backward has not consumed its activations
 	// temp is the last Forward's sampling temperature (ForwardAt): its
 	// logp are under softmax(logits/temp), and Backward divides by it.
@@ -161,38 +167,61 @@ func (m *Model) ForwardAt(tokens []int, B, T int, lens []int, temp float32) ([]f
 		return nil, fmt.Errorf("lm: forward at temperature %v, want a positive finite one", temp)
 	}
 	m.temp = temp
-	N := B * T
-	m.nb, m.nt = B, T
-	m.tokens = append(m.tokens[:0], tokens...)
-	m.pos = resizeInts(m.pos, N)
-	m.targets = resizeInts(m.targets, N)
-	for b := 0; b < B; b++ {
-		n := T
-		if lens != nil {
-			n = lens[b]
-		}
-		for t := 0; t < T; t++ {
-			m.pos[b*T+t] = t
-			m.targets[b*T+t] = -1
-			if t < n-1 {
-				m.targets[b*T+t] = tokens[b*T+t+1]
-			}
-		}
-	}
+	m.setBatch(tokens, B, T, lens)
 	m.forwardHidden()
 	m.forwardHead()
 	m.pending = true
-	return append([]float32(nil), m.acts.logp[:N]...), nil
+	return m.padded(m.acts.logp), nil
+}
+
+// setBatch takes a [B,T] batch, row b real up to lens[b] (nil: all T),
+// into the model's ragged rows: tokens, positions and next-token targets
+// of each sequence's real positions, end to end.
+func (m *Model) setBatch(tokens []int, B, T int, lens []int) {
+	m.nb, m.nt = B, T
+	if lens == nil {
+		lens = make([]int, B)
+		for b := range lens {
+			lens[b] = T
+		}
+	}
+	m.spans, m.rows, _ = spansOf(m.spans, lens, m.Config.Heads)
+	N := m.rows
+	m.tokens = resizeInts(m.tokens, N)
+	m.pos = resizeInts(m.pos, N)
+	m.targets = resizeInts(m.targets, N)
+	for b, s := range m.spans {
+		for t := 0; t < s.n; t++ {
+			i := s.start + t
+			m.tokens[i] = tokens[b*T+t]
+			m.pos[i] = t
+			m.targets[i] = -1
+			if t < s.n-1 {
+				m.targets[i] = tokens[b*T+t+1]
+			}
+		}
+	}
+}
+
+// padded returns x [N], one value per ragged row, laid out [B,T] with 0
+// at padding.
+func (m *Model) padded(x []float32) []float32 {
+	T := m.nt
+	out := make([]float32, m.nb*T)
+	for b, s := range m.spans {
+		copy(out[b*T:b*T+s.n], x[s.start:s.start+s.n])
+	}
+	return out
 }
 
 // forwardHidden runs embeddings, blocks and the final LayerNorm over
 // m.tokens, leaving acts.lnf [N,C].
 func (m *Model) forwardHidden() {
 	cfg, p, a := m.Config, m.Params, &m.acts
-	B, T, C, NH := m.nb, m.nt, cfg.Dim, cfg.Heads
-	N, H, W := B*T, cfg.Hidden(), m.workers()
+	C, NH := cfg.Dim, cfg.Heads
+	N, H, W := m.rows, cfg.Hidden(), m.workers()
 	m.nw = W
-	a.ensure(cfg, B, T, W)
+	a.ensure(cfg, m.spans, W)
 	m.bf16 = nil
 	pw := &unpacked
 	if ActivePrecision() == BF16 {
@@ -206,7 +235,7 @@ func (m *Model) forwardHidden() {
 		lp, la := p.Layer(l), &a.layers[l]
 		layernormForward(W, la.ln1, la.ln1Mean, la.ln1Rstd, x, lp.LN1W, lp.LN1B, N, C)
 		layerMM(W, bf, la.qkv, la.ln1, lp.QKVW, pw.qkv, l, lp.QKVB, nil, N, C, 3*C)
-		attentionForward(W, la.atty, la.att, la.qkv, B, T, C, NH)
+		attentionForward(W, la.atty, la.att, la.qkv, m.spans, C, NH)
 		layerMM(W, bf, la.res2, la.atty, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, N, C, C)
 		layernormForward(W, la.ln2, la.ln2Mean, la.ln2Rstd, la.res2, lp.LN2W, lp.LN2B, N, C)
 		layerMM(W, bf, la.fch, la.ln2, lp.FCW, pw.fc, l, lp.FCB, nil, N, C, H)
@@ -222,7 +251,7 @@ func (m *Model) forwardHidden() {
 // one pass for the max, one for Σexp that also leaves the probabilities.
 func (m *Model) forwardHead() {
 	cfg, a := m.Config, &m.acts
-	N, V := m.nb*m.nt, cfg.VocabSize
+	N, V := m.rows, cfg.VocabSize
 	m.headLogits(a.probs, N)
 	inv := 1 / m.temp
 	parallelFor(m.nw, N, func(lo, hi int) {
@@ -265,11 +294,16 @@ func (m *Model) Backward(dlogp []float32) error {
 	}
 	cfg, p, g, a := m.Config, m.Params, m.Grads, &m.acts
 	B, T, C, V, NH := m.nb, m.nt, cfg.Dim, cfg.VocabSize, cfg.Heads
-	N, H, W := B*T, cfg.Hidden(), m.nw
-	if len(dlogp) != N {
+	N, H, W := m.rows, cfg.Hidden(), m.nw
+	if len(dlogp) != B*T {
 		return fmt.Errorf("lm: backward got %d upstream gradients for a %d×%d batch", len(dlogp), B, T)
 	}
 	m.pending = false
+	// dlogp [B,T] onto the ragged rows; padding had no logp to weigh.
+	dl := a.dlogp[:N]
+	for b, s := range m.spans {
+		copy(dl[s.start:s.start+s.n], dlogp[b*T:b*T+s.n])
+	}
 
 	// dlogits = dlogp·(onehot(y) − probs)/temp, in place over probs.
 	dlogits := a.probs
@@ -277,7 +311,7 @@ func (m *Model) Backward(dlogp []float32) error {
 	parallelFor(W, N, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := dlogits[i*V : (i+1)*V]
-			y, d := m.targets[i], dlogp[i]*inv
+			y, d := m.targets[i], dl[i]*inv
 			if y < 0 || d == 0 {
 				clear(row)
 				continue
@@ -323,7 +357,7 @@ func (m *Model) Backward(dlogp []float32) error {
 		layernormBackward(W, dres, lg.LN2W, lg.LN2B, dtmp, la.res2, lp.LN2W, la.ln2Mean, la.ln2Rstd, N, C, a.reduce)
 		// res2 = x + attproj(attn(qkv(ln1(x)))); dres now holds ∂res2.
 		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, wT(pw.attProjT, l), dy, N, C, C, false, a.reduce)
-		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, B, T, C, NH, a.attScratch)
+		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, m.spans, C, NH, a.attScratch)
 		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, wT(pw.qkvT, l), dy, N, C, 3*C, false, a.reduce)
 		layernormBackward(W, dres, lg.LN1W, lg.LN1B, dtmp, x, lp.LN1W, la.ln1Mean, la.ln1Rstd, N, C, a.reduce)
 	}
@@ -381,12 +415,7 @@ func (m *Model) Logits(tokens []int, B, T int) ([]float32, error) {
 		return nil, err
 	}
 	m.pending = false
-	m.nb, m.nt = B, T
-	m.tokens = append(m.tokens[:0], tokens...)
-	m.pos = resizeInts(m.pos, B*T)
-	for i := range m.pos {
-		m.pos[i] = i % T
-	}
+	m.setBatch(tokens, B, T, nil)
 	m.forwardHidden()
 	cfg := m.Config
 	out := make([]float32, B*T*cfg.VocabSize)

@@ -27,10 +27,11 @@ func SFTStep(m *Model, opt *AdamW, tc TrainConfig, tokens []int, B, T int, lens 
 		return StepStats{}, fmt.Errorf("sft step: %w", err)
 	}
 	if mask == nil {
+		// Forward's logp is 0 exactly where a position has no target.
 		mask = make([]float32, B*T)
-		for i, y := range m.targets[:B*T] {
-			if y >= 0 {
-				mask[i] = 1
+		for b, s := range m.spans {
+			for t := 0; t < s.n-1; t++ {
+				mask[b*T+t] = 1
 			}
 		}
 	}
