@@ -713,65 +713,6 @@ func TestGRPOLearnedUserDeterministicAndResumable(t *testing.T) {
 	}
 }
 
-// A minibatch of very different lengths is stepped in length runs, not
-// padded to its longest sequence, and the step is the whole minibatch's
-// up to float rounding: the same loss figures and the same weights.
-func TestGRPOStepLengthRunsMatchWholeMinibatch(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 8))
-	var seqs []chatlm.Sequence
-	var adv []float64
-	for i, n := range []int{120, 117, 40, 38, 35, 12} {
-		s := chatlm.Sequence{IDs: make([]int, n), Mask: make([]float32, n)}
-		for j := range s.IDs {
-			s.IDs[j] = 3 + rng.IntN(200)
-			if j >= n/2 && j < n-1 {
-				s.Mask[j] = 1
-			}
-		}
-		seqs, adv = append(seqs, s), append(adv, float64(i%3)-1.2)
-	}
-	idx := []int{0, 1, 2, 3, 4, 5}
-	if runs := lengthRuns(seqs, idx, []int{3, 0, 5, 1, 4, 2}); len(runs) != 3 {
-		t.Fatalf("runs %v, want three (120/117, 40/38/35, 12)", runs)
-	}
-	if runs := lengthRuns(seqs, idx, []int{2, 3, 4}); len(runs) != 1 || !reflect.DeepEqual(runs[0], []int{2, 3, 4}) {
-		t.Fatalf("runs %v of similar lengths, want the minibatch whole in its order", runs)
-	}
-	// One step each from the same weights: the gradients (as clipped) and
-	// the loss figures agree.
-	step := func(whole bool) ([]float32, updateStats) {
-		cfg := smallGRPO()
-		cfg.MiniBatch, cfg.UpdatesPerBatch, cfg.wholeMinibatches = 6, 1, whole
-		r, err := newRLRun(toyPolicy(t, 80), addTask{}, addUser{}, nil, cfg, "grpo", t.TempDir(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		us, err := r.update(seqs, adv, make([][]float32, len(seqs)), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if us.steps != 1 {
-			t.Fatalf("%d steps, want 1", us.steps)
-		}
-		return r.policy.LM.Grads.Data, us
-	}
-	g1, u1 := step(true)
-	g2, u2 := step(false)
-	for _, d := range [][2]float64{{u1.loss, u2.loss}, {u1.kl, u2.kl}, {u1.ratio, u2.ratio}, {u1.clipFrac, u2.clipFrac}, {u1.gradSum, u2.gradSum}} {
-		if math.Abs(d[0]-d[1]) > 1e-5*(1+math.Abs(d[0])) {
-			t.Fatalf("whole minibatch %+v, length runs %+v", u1, u2)
-		}
-	}
-	var maxDiff, maxGrad float64
-	for i := range g1 {
-		maxDiff = max(maxDiff, math.Abs(float64(g1[i]-g2[i])))
-		maxGrad = max(maxGrad, math.Abs(float64(g1[i])))
-	}
-	if maxGrad == 0 || maxDiff > 1e-5*maxGrad {
-		t.Fatalf("gradients differ by %.3g (largest %.3g)", maxDiff, maxGrad)
-	}
-}
-
 // Rollouts sampled at a temperature other than 1 are scored under the
 // tempered policy that drew them: the sampler's untempered log-probs are
 // not reused, and the first step's ratio of new to old log-probs is 1 (it

@@ -212,9 +212,6 @@ type RLConfig struct {
 	// swapTurnCredit gives each conversation's turn advantages to its
 	// turns in reverse order: the turn-credit learning test's sabotage.
 	swapTurnCredit bool
-	// wholeMinibatches keeps step from cutting minibatches into length
-	// runs (the test that compares both).
-	wholeMinibatches bool
 }
 
 // The baselines of RLConfig.Baseline.

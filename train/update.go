@@ -3,7 +3,6 @@ package train
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/calibrl/calibrl/chatlm"
@@ -166,19 +165,12 @@ func (r *rlRun) passes(us updateStats, seqs []chatlm.Sequence, idx []int, old, r
 
 // step is one minibatch gradient step: Forward, PolicyLoss, Backward,
 // clip, AdamW. mb indexes idx, which indexes seqs; old and ref are
-// aligned with idx. A minibatch of very different lengths is not padded
-// to its longest sequence: it is cut into runs of similar length
-// (lengthRuns), each run's Forward and Backward adding to the one
-// gradient, its loss weighted by its share of the minibatch's trained
-// tokens, which is the whole minibatch's step up to float rounding. A
-// minibatch that gains little from cutting is one run in its own order,
-// as before.
+// aligned with idx. The minibatch is one batch padded to its longest
+// sequence: the model spends no work on padding (lm.Model.Forward runs on
+// each sequence's own positions), so sequences of very different lengths
+// cost what their tokens cost.
 func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32, adv []float64, pos [][]float32) (PolicyLossStats, float64, error) {
 	cfg := r.cfg
-	runs := [][]int{mb}
-	if !cfg.wholeMinibatches {
-		runs = lengthRuns(seqs, idx, mb)
-	}
 	total := 0
 	for _, k := range mb {
 		total += seqs[idx[k]].Trained()
@@ -192,65 +184,52 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 		meanTrained := float64(total) / float64(len(mb))
 		seqWeight = func(k int) float32 { return float32(meanTrained / float64(seqs[idx[k]].Trained())) }
 	}
-	var st PolicyLossStats
 	r.policy.LM.ZeroGrad()
-	for _, run := range runs {
-		batch := make([]chatlm.Sequence, len(run))
-		for j, k := range run {
-			batch[j] = seqs[idx[k]]
+	batch := make([]chatlm.Sequence, len(mb))
+	for j, k := range mb {
+		batch[j] = seqs[idx[k]]
+	}
+	tok, B, T, lens, mask := r.policy.Pack(batch)
+	oldFlat, refFlat, advFlat, dlogp := r.buf.take(B * T)
+	for j, k := range mb {
+		copy(oldFlat[j*T:], old[k])
+		copy(refFlat[j*T:], ref[k])
+		a, w := float32(adv[idx[k]]), seqWeight(k)
+		var pa []float32 // per-position advantages (turn credit), when set
+		if pos != nil {
+			pa = pos[idx[k]]
 		}
-		tok, B, T, lens, mask := r.policy.Pack(batch)
-		oldFlat, refFlat, advFlat, dlogp := r.buf.take(B * T)
-		for j, k := range run {
-			copy(oldFlat[j*T:], old[k])
-			copy(refFlat[j*T:], ref[k])
-			a, w := float32(adv[idx[k]]), seqWeight(k)
-			var pa []float32 // per-position advantages (turn credit), when set
-			if pos != nil {
-				pa = pos[idx[k]]
-			}
-			for t := 0; t < T; t++ {
-				advFlat[j*T+t] = a
-				if pa != nil {
-					advFlat[j*T+t] = 0
-					if t < len(pa) {
-						advFlat[j*T+t] = pa[t]
-					}
-				}
-				if w != 1 {
-					mask[j*T+t] *= w
+		for t := 0; t < T; t++ {
+			advFlat[j*T+t] = a
+			if pa != nil {
+				advFlat[j*T+t] = 0
+				if t < len(pa) {
+					advFlat[j*T+t] = pa[t]
 				}
 			}
+			if w != 1 {
+				mask[j*T+t] *= w
+			}
 		}
-		logp, err := r.policy.LM.ForwardAt(tok, B, T, lens, r.scoreTemp())
+	}
+	logp, err := r.policy.LM.ForwardAt(tok, B, T, lens, r.scoreTemp())
+	if err != nil {
+		return PolicyLossStats{}, 0, err
+	}
+	var st PolicyLossStats
+	if r.crossEntropy {
+		st, err = crossEntropyInto(dlogp, logp, advFlat, mask)
 		if err != nil {
 			return PolicyLossStats{}, 0, err
 		}
-		var rs PolicyLossStats
-		if r.crossEntropy {
-			rs, err = crossEntropyInto(dlogp, logp, advFlat, mask)
-			if err != nil {
-				return PolicyLossStats{}, 0, err
-			}
-		} else {
-			rs = policyLossInto(dlogp, logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
-			if cfg.Beta == 0 {
-				rs.KL = meanKL(logp, refFlat, mask) // still worth watching
-			}
+	} else {
+		st = policyLossInto(dlogp, logp, oldFlat, refFlat, advFlat, mask, cfg.ClipEps, cfg.Beta)
+		if cfg.Beta == 0 {
+			st.KL = meanKL(logp, refFlat, mask) // still worth watching
 		}
-		if len(runs) == 1 {
-			st = rs
-		} else {
-			w := rs.Weight / float64(total)
-			for i := range dlogp {
-				dlogp[i] = float32(float64(dlogp[i]) * w)
-			}
-			st.Tokens += rs.Tokens
-			st.Loss, st.KL, st.Ratio, st.ClipFrac = st.Loss+w*rs.Loss, st.KL+w*rs.KL, st.Ratio+w*rs.Ratio, st.ClipFrac+w*rs.ClipFrac
-		}
-		if err := r.policy.LM.Backward(dlogp); err != nil {
-			return st, 0, err
-		}
+	}
+	if err := r.policy.LM.Backward(dlogp); err != nil {
+		return st, 0, err
 	}
 	norm := lm.ClipGradNorm(r.policy.LM, cfg.ClipNorm)
 	if err := r.opt.Update(r.policy.LM, r.sched.At(r.opt.Step)*r.cfg.lrFactor(r.st.Iter)); err != nil {
@@ -300,61 +279,25 @@ func (b *updateBuffers) take(n int) (old, ref, adv, dlogp []float32) {
 	return b.old, b.ref, b.adv, b.dlogp
 }
 
-// lengthRuns cuts minibatch mb (indexing idx, which indexes seqs) into
-// runs of sequences of similar length, longest first, each run holding
-// sequences at least 4/5 of its first one's length. It returns mb whole,
-// in its own order, unless the runs pad at least a fifth fewer positions.
-func lengthRuns(seqs []chatlm.Sequence, idx, mb []int) [][]int {
-	n := func(k int) int { return len(seqs[idx[k]].IDs) }
-	longest, whole := 0, 0
-	for _, k := range mb {
-		longest = max(longest, n(k))
-	}
-	whole = longest * len(mb)
-	sorted := slices.Clone(mb)
-	slices.SortStableFunc(sorted, func(a, b int) int { return n(b) - n(a) })
-	var runs [][]int
-	cut := 0
-	for lo := 0; lo < len(sorted); {
-		hi := lo + 1
-		for hi < len(sorted) && 5*n(sorted[hi]) >= 4*n(sorted[lo]) {
-			hi++
-		}
-		runs = append(runs, sorted[lo:hi])
-		cut += n(sorted[lo]) * (hi - lo)
-		lo = hi
-	}
-	if len(runs) == 1 || 5*cut > 4*whole {
-		return [][]int{mb}
-	}
-	return runs
-}
-
 // sequenceLogp returns, for each seqs[idx[k]], its per-position log-probs
-// under m (length len(IDs)), computed in batches of sequences of similar
-// length (the longest first), so little is padded. A row's log-probs do
-// not depend on the rows beside it or on the padding, so the batching
-// changes no figure.
+// under m (length len(IDs)), in batches of batch sequences. A row's
+// log-probs do not depend on the rows beside it, and padding costs no
+// work (lm.Model.Forward), so the batching changes no figure.
 func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int, temp float32) ([][]float32, error) {
 	out := make([][]float32, len(idx))
-	order := make([]int, len(idx)) // positions in idx, longest sequence first
-	for k := range order {
-		order[k] = k
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(seqs[idx[b]].IDs) - len(seqs[idx[a]].IDs) })
-	for lo := 0; lo < len(order); lo += batch {
-		part := order[lo:min(lo+batch, len(order))]
+	for lo := 0; lo < len(idx); lo += batch {
+		part := idx[lo:min(lo+batch, len(idx))]
 		b := make([]chatlm.Sequence, len(part))
-		for j, k := range part {
-			b[j] = seqs[idx[k]]
+		for j, i := range part {
+			b[j] = seqs[i]
 		}
 		tok, B, T, lens, _ := m.Pack(b)
 		logp, err := m.LM.ForwardAt(tok, B, T, lens, temp)
 		if err != nil {
 			return nil, err
 		}
-		for j, k := range part {
-			out[k] = append([]float32(nil), logp[j*T:j*T+lens[j]]...)
+		for j := range part {
+			out[lo+j] = append([]float32(nil), logp[j*T:j*T+lens[j]]...)
 		}
 	}
 	return out, nil
