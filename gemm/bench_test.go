@@ -81,7 +81,7 @@ func BenchmarkKernel(b *testing.B) {
 		b.Run(kern.name, func(b *testing.B) {
 			a, bm, c := randMat(r, kern.mr*kc), randMat(r, kc*kern.nr), make([]float32, kern.mr*kern.nr)
 			for b.Loop() {
-				kern.fn(kc, a, 0, 1, kern.mr, bm, 0, kern.nr, c, 0, kern.nr, 1)
+				kern.fn(kc, a, 0, 1, kern.mr, bm, 0, kern.nr, c, 0, kern.nr, 1, false)
 			}
 			b.ReportMetric(2*float64(kern.mr*kern.nr*kc)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})

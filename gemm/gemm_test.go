@@ -174,3 +174,28 @@ func TestGather8MatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+// With beta 0 the first k slice writes C and the later ones add to it:
+// over three slices, C full of NaN beforehand, every kernel and a
+// partial tile at each edge give the reference's sums.
+func TestSgemmBetaZeroOverSeveralKSlices(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	m, n, k := 19, 70, 2*kcBlock+77
+	a, b := randMat(r, m*k), randMat(r, k*n)
+	want := make([]float32, m*n)
+	SgemmNaive(false, false, m, n, k, 0.5, a, k, b, n, 0, want, n)
+	for _, kern := range usableKernels() {
+		for _, workers := range []int{1, 2} {
+			c := make([]float32, m*n)
+			for i := range c {
+				c[i] = float32(math.NaN())
+			}
+			sgemmWith(kern, workers, false, false, m, n, k, 0.5, a, k, b, n, 0, c, n)
+			for i := range c {
+				if d := math.Abs(float64(c[i] - want[i])); !(d <= 1e-5*float64(k)) {
+					t.Fatalf("%s workers=%d: C[%d,%d] = %g, want %g", kern.name, workers, i/n, i%n, c[i], want[i])
+				}
+			}
+		}
+	}
+}

@@ -22,7 +22,7 @@ func KernelName() string { return activeKernel.name }
 // against 6.1 GFLOP/s on one Zen 4 core).
 var goKernel2x4 = &kernel{name: "go2x4", mr: 2, nr: 4, fn: kernGo2x4}
 
-func kernGo2x4(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb int, c []float32, cOff, ldc int, alpha float32) {
+func kernGo2x4(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb int, c []float32, cOff, ldc int, alpha float32, over bool) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 float32
 	ai, bi := aOff, bOff
 	for p := 0; p < kc; p++ {
@@ -41,6 +41,10 @@ func kernGo2x4(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb i
 		bi += ldb
 	}
 	r := c[cOff : cOff+4 : cOff+4]
+	if over {
+		clear(r)
+		clear(c[cOff+ldc : cOff+ldc+4])
+	}
 	r[0] += alpha * c00
 	r[1] += alpha * c01
 	r[2] += alpha * c02

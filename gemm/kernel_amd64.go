@@ -9,7 +9,7 @@ import "golang.org/x/sys/cpu"
 // matrices when packing would not pay.
 
 //go:noescape
-func kern8x32AVX512(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha float32)
+func kern8x32AVX512(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha float32, over int)
 
 //go:noescape
 func kern6x16AVX2(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha float32)
@@ -41,12 +41,22 @@ func tileBounds(mr, nr, kc int, a []float32, aOff, rsA, csA int, b []float32, bO
 	}
 }
 
-func kernAVX512(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb int, c []float32, cOff, ldc int, alpha float32) {
+func kernAVX512(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb int, c []float32, cOff, ldc int, alpha float32, over bool) {
 	tileBounds(8, 32, kc, a, aOff, rsA, csA, b, bOff, ldb, c, cOff, ldc)
-	kern8x32AVX512(kc, &a[aOff], rsA, csA, &b[bOff], ldb, &c[cOff], ldc, alpha)
+	o := 0
+	if over {
+		o = 1
+	}
+	kern8x32AVX512(kc, &a[aOff], rsA, csA, &b[bOff], ldb, &c[cOff], ldc, alpha, o)
 }
 
-func kernAVX2(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb int, c []float32, cOff, ldc int, alpha float32) {
+// kernAVX2 clears the tile itself for over: the AVX2 kernel only adds.
+func kernAVX2(kc int, a []float32, aOff, rsA, csA int, b []float32, bOff, ldb int, c []float32, cOff, ldc int, alpha float32, over bool) {
 	tileBounds(6, 16, kc, a, aOff, rsA, csA, b, bOff, ldb, c, cOff, ldc)
+	if over {
+		for i := 0; i < 6; i++ {
+			clear(c[cOff+i*ldc : cOff+i*ldc+16])
+		}
+	}
 	kern6x16AVX2(kc, &a[aOff], rsA, csA, &b[bOff], ldb, &c[cOff], ldc, alpha)
 }

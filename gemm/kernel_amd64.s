@@ -11,8 +11,10 @@
 // Registers: CX kc, SI row 0 of A, R11 row 3, R12 row 6, R10 rsA bytes,
 // R13 csA bytes, DI B row, R8 ldb bytes, DX C row, R9 ldc bytes.
 
-// func kern8x32AVX512(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha float32)
-TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-68
+// func kern8x32AVX512(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, alpha float32, over int)
+// over ≠ 0: C = alpha·acc, C never read (the first k slice of a beta-0
+// product); else C = alpha·acc + C.
+TEXT ·kern8x32AVX512(SB), NOSPLIT, $0-80
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ rsA+16(FP), R10
@@ -109,6 +111,9 @@ loop512:
 
 store512:
 	VBROADCASTSS alpha+64(FP), Z31
+	MOVQ over+72(FP), AX
+	TESTQ AX, AX
+	JNZ over512
 	VFMADD213PS (DX), Z31, Z0
 	VFMADD213PS 64(DX), Z31, Z1
 	VMOVUPS Z0, (DX)
@@ -146,6 +151,49 @@ store512:
 	ADDQ R9, DX
 	VFMADD213PS (DX), Z31, Z14
 	VFMADD213PS 64(DX), Z31, Z15
+	VMOVUPS Z14, (DX)
+	VMOVUPS Z15, 64(DX)
+	VZEROUPPER
+	RET
+
+over512:
+	VMULPS Z31, Z0, Z0
+	VMULPS Z31, Z1, Z1
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VMOVUPS Z2, (DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z4, Z4
+	VMULPS Z31, Z5, Z5
+	VMOVUPS Z4, (DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z6, Z6
+	VMULPS Z31, Z7, Z7
+	VMOVUPS Z6, (DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z8, Z8
+	VMULPS Z31, Z9, Z9
+	VMOVUPS Z8, (DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z10, Z10
+	VMULPS Z31, Z11, Z11
+	VMOVUPS Z10, (DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z12, Z12
+	VMULPS Z31, Z13, Z13
+	VMOVUPS Z12, (DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ R9, DX
+	VMULPS Z31, Z14, Z14
+	VMULPS Z31, Z15, Z15
 	VMOVUPS Z14, (DX)
 	VMOVUPS Z15, 64(DX)
 	VZEROUPPER
