@@ -61,8 +61,9 @@ func ParsePrecision(s string) (Precision, error) {
 // samplePrecisionSetting is Sample's. SetPrecision sets both;
 // SetSamplePrecision sets Sample's apart, as a run that trains in fp32
 // and samples in bf16 does: sampling a policy in bf16 moves its success
-// by at most 0.005 where a base trained in bf16 lost 0.08 to 0.15
-// (results/README.md, "bf16 against fp32").
+// by at most 0.005 (results/README.md, "bf16 against fp32"), while
+// training in bf16 buys this engine little (1.08× on an AVX512_BF16 CPU
+// without AMX, results/mathchat-quick-rounding/).
 var precisionSetting, samplePrecisionSetting atomic.Int32
 
 // SetPrecision sets the precision of every model's Forward, Backward and

@@ -1,0 +1,100 @@
+"""This run (commit e5c8f3c: a batch's padding no longer computed, the
+same arithmetic summed in another order) against the same command on
+commit ac27023 (../mathchat-quick-mended/: seed 1, the same logs, RL
+settings, seeds and simulator recipe). Run from this folder:
+python3 compare.py.
+
+First the verdict of each run as its report.md states it (paired
+bootstrap over problems, 2000 resamples), claim by claim; then every
+evaluation both runs made, this run's success minus the other's, per
+problem (an RL arm's mean over its 3 seeds), with a paired percentile
+bootstrap over problems (2000 resamples, seed 1)."""
+import json, os, sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, '..'))
+from pairing import by_arm, paired, run_successes  # noqa: E402
+
+OLD = os.path.join(here, '..', 'mathchat-quick-mended')
+FIRST = os.path.join(here, '8f05f75')  # the timing's reference binary, same command
+
+
+def verdict(folder):
+    """The report's two verdict tables (sampled, greedy): claim -> (difference cell, holds cell)."""
+    text = open(os.path.join(folder, 'report.md')).read()
+    text = text[text.index('## Verdict'):]
+    tables, rows = [], None
+    for line in text.splitlines():
+        if line.startswith('| claim |'):
+            rows = {}
+        elif rows is not None and line.startswith('| ') and not line.startswith('| ---'):
+            cells = [c.strip() for c in line.strip('|').split('|')]
+            rows[cells[0]] = (cells[3], cells[5])
+        elif rows is not None and not line.startswith('|'):
+            tables.append(rows)
+            rows = None
+            if len(tables) == 2:
+                break
+    return tables
+
+
+def short(holds):
+    return holds.split(' (')[0]
+
+
+def main():
+    first, old, new = verdict(FIRST), verdict(OLD), verdict(here)
+    changed, changed1 = 0, 0
+    print('| decoding | claim | 8f05f75 | ac27023 (padding computed) | e5c8f3c (padding skipped) | same holding as ac27023? | as 8f05f75? |')
+    print('| --- | --- | --- | --- | --- | --- | --- |')
+    for dec, f, o, n in zip(('sampled', 'greedy'), first, old, new):
+        for claim in n:
+            fd, fh = f[claim]
+            od, oh = o[claim]
+            nd, nh = n[claim]
+            same, same1 = short(oh) == short(nh), short(fh) == short(nh)
+            changed, changed1 = changed + (not same), changed1 + (not same1)
+            print(f'| {dec} | {claim} | {fd} {short(fh)} | {od} {short(oh)} | {nd} {short(nh)} | {"yes" if same else "**no**"} | {"yes" if same1 else "**no**"} |')
+    n = sum(len(t) for t in new)
+    print(f'\n{changed} of {n} claims change holding against ac27023, {changed1} of {n} against 8f05f75.\n')
+
+    a, b = by_arm(run_successes(OLD)), by_arm(run_successes(os.environ.get('RUN', here)))
+    print('| evaluation | ac27023 | e5c8f3c | difference (95% CI) |')
+    print('| --- | ---: | ---: | --- |')
+    for k in sorted(set(a) & set(b)):
+        if not k.startswith('eval'):
+            continue
+        m, lo, hi = paired(b[k], a[k])
+        print(f'| {k} | {sum(a[k]) / len(a[k]):.3f} | {sum(b[k]) / len(b[k]):.3f} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] |')
+
+    print('\nStage groups, wall and CPU seconds (stages.json; stages side by side count twice), against the same command on dbab747 (quiet, before the mends):\n')
+    a = groups(os.path.join(here, '..', 'mathchat-quick-sampleprec', 'fp32', 'stages.json'))
+    b = groups(os.path.join(here, 'stages.json'))
+    print('| stages | wall s dbab747 | wall s e5c8f3c | CPU s dbab747 | CPU s e5c8f3c |')
+    print('| --- | ---: | ---: | ---: | ---: |')
+    for g in a:
+        print(f'| {g} | {a[g][0]:.0f} | {b[g][0]:.0f} | {a[g][1]:.0f} | {b[g][1]:.0f} |')
+    print(f'| all | | | {sum(v[1] for v in a.values()):.0f} | {sum(v[1] for v in b.values()):.0f} |')
+
+
+def groups(path):
+    G = {}
+    for st in json.load(open(path)):
+        n = st['stage']
+        if n in ('collect', 'tokenizer', 'report'):
+            g = 'collect, tokenizer, report'
+        elif n in ('sim', 'base'):
+            g = 'SFT ' + n
+        elif n.startswith('fidelity'):
+            g = 'fidelity and sim-to-real gaps'
+        elif n.startswith('eval'):
+            g = 'evaluations (sampled and greedy)'
+        else:
+            g = 'RL ' + n.split('/')[0]
+        w, c = G.get(g, (0, 0))
+        G[g] = (w + st['wall_s'], c + st['cpu_s'])
+    return G
+
+
+if __name__ == '__main__':
+    main()
