@@ -157,6 +157,11 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 
 	res := RLBenchResult{Name: nc.Name, User: "learned", Conversations: bc.Instances * bc.Group}
 	var iter, roll, logp, upd []float64
+	// The frozen reference is kept from one iteration to the next, as a
+	// run keeps it over its iterations: a fresh clone per iteration
+	// allocated its activation buffers inside the timed log-prob phase,
+	// which made that phase (one forward) cost as much as the update.
+	var ref *chatlm.Model
 	for rep := 0; rep <= bc.Steps; rep++ {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -166,6 +171,10 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 		if err != nil {
 			return res, err
 		}
+		if ref == nil {
+			ref = r.ref
+		}
+		r.ref = ref // the same initial weights
 		start := time.Now()
 		batch, err := r.interactiveBatch(ctx, 0)
 		if err != nil {
