@@ -52,11 +52,11 @@ func verdict(c Comparison) string {
 // pipelineNote is what a report says under its title about the pipeline
 // it is: one of several pooled in pooledIn, or one alone, whose verdict is
 // not the method's.
-func pipelineNote(taskName, presetName, pooledIn string) string {
+func pipelineNote(recipe, presetName, pooledIn string) string {
 	if pooledIn != "" {
 		return fmt.Sprintf("One pipeline of several: the verdict over pipelines, each one's beside it, is %s.", filepath.Join(pooledIn, "pooled.md"))
 	}
-	return fmt.Sprintf("One pipeline (one seed's logs, base and simulator): its verdict is this pipeline's, not the method's. Pipelines of one recipe differ (a simulator fitted on other logs can be 0.15 off the human proxy), so a claim about the method needs several: `calibrl reproduce --task %s --preset %s --pipelines 1,2,3` runs three and pools them with pipelines as the unit (pooled.md).", taskName, presetName)
+	return fmt.Sprintf("One pipeline (one seed's logs, base and simulator): its verdict is this pipeline's, not the method's. Pipelines of one recipe differ (a simulator fitted on other logs can be 0.15 off the human proxy), so a claim about the method needs several: `calibrl reproduce %s --preset %s --pipelines 1,2,3` runs three and pools them with pipelines as the unit (pooled.md).", recipe, presetName)
 }
 
 func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map[string]curve, diag []diagnosis, recs []map[string]any) error {
@@ -65,7 +65,7 @@ func (r *run) markdown(w io.Writer, rows, greedyRows, bestRows []Row, curves map
 	if sl := r.slice(); sl != eval.TestSlice {
 		fmt.Fprintf(w, "Evaluated on the %s slice (test split from problem %d, users seeded apart): a run for choosing settings, not a verdict.\n\n", sl.Name, sl.Start)
 	}
-	fmt.Fprintf(w, "%s\n\n", pipelineNote(r.cfg.Task, p.Name, r.cfg.PooledIn))
+	fmt.Fprintf(w, "%s\n\n", pipelineNote(r.cfg.recipeFlags(), p.Name, r.cfg.PooledIn))
 	measure := r.measure().Name
 	fmt.Fprintln(w, "## Verdict")
 	fmt.Fprintln(w)

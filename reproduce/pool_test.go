@@ -266,8 +266,30 @@ func TestPipelineNote(t *testing.T) {
 	if got := pipelineNote("mathchat", "quick", "runs/pooled"); got != "One pipeline of several: the verdict over pipelines, each one's beside it, is runs/pooled/pooled.md." {
 		t.Errorf("pooled: %q", got)
 	}
-	if got := pipelineNote("docedit:easy", "quick", ""); !strings.Contains(got, "not the method's") || !strings.Contains(got, "`calibrl reproduce --task docedit:easy --preset quick --pipelines 1,2,3`") {
+	if got := pipelineNote("--task docedit:easy", "quick", ""); !strings.Contains(got, "not the method's") || !strings.Contains(got, "`calibrl reproduce --task docedit:easy --preset quick --pipelines 1,2,3`") {
 		t.Errorf("alone: %q", got)
+	}
+}
+
+// The note's command gives the run's recipe as a user types it: the
+// ledger option the run's --sim-ledger added is left to the flag's auto,
+// and a mend set apart from the task's auto choice is named.
+func TestRecipeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		task             string
+		ledger, copyNums bool
+		want             string
+	}{
+		{"mathchat:userledger", true, true, "--task mathchat"},
+		{"mathchat", false, true, "--task mathchat --sim-ledger=false"},
+		{"mathchat:userledger", true, false, "--task mathchat --sim-copy=false"},
+		{"docedit:easy", false, false, "--task docedit:easy"},
+		{"docedit:easy:userledger", true, false, "--task docedit:easy --sim-ledger=true"},
+		{"support:userledger", true, true, "--task support"},
+	} {
+		if got := (Config{Task: tc.task, SimLedger: tc.ledger, SimCopy: tc.copyNums}).recipeFlags(); got != tc.want {
+			t.Errorf("%s ledger=%t copy=%t: %q, want %q", tc.task, tc.ledger, tc.copyNums, got, tc.want)
+		}
 	}
 }
 

@@ -469,6 +469,22 @@ func (c Config) taskName() string {
 	return name
 }
 
+// recipeFlags are the flags that give this run's task and simulator as a
+// user types them: the task without the ledger option SimLedger adds
+// (the flag's auto puts it back), and --sim-ledger or --sim-copy where
+// the run set them apart from the task's auto choice.
+func (c Config) recipeFlags() string {
+	flags := "--task " + task.WithoutSimLedger(c.Task)
+	auto := task.SimMendsOf(c.Task)
+	if c.SimLedger != auto {
+		flags += fmt.Sprintf(" --sim-ledger=%t", c.SimLedger)
+	}
+	if c.SimCopy != auto {
+		flags += fmt.Sprintf(" --sim-copy=%t", c.SimCopy)
+	}
+	return flags
+}
+
 // openRun fills cfg's defaults (the logger, the preset's task level,
 // the task's profiles), finds its task and opens its run folder; the
 // caller closes r.f.

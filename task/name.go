@@ -320,6 +320,18 @@ func WithSimLedger(name string) string {
 	return n.String()
 }
 
+// WithoutSimLedger is name without the option WithUserLedger, the inverse
+// of WithSimLedger; a name without it, or one that does not parse, is
+// returned as it is.
+func WithoutSimLedger(name string) string {
+	n, err := ParseName(name)
+	if err != nil || !n.Has(WithUserLedger) {
+		return name
+	}
+	n.Options = slices.DeleteFunc(slices.Clone(n.Options), func(o string) bool { return o == WithUserLedger })
+	return n.String()
+}
+
 // OnlyDoses reports whether opts, options as a name writes them after its
 // level ("leak=2x:syc=0x"), are all ones StripDoses removes: a setting of
 // a dose-response study.

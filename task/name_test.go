@@ -144,6 +144,10 @@ func TestWithSimLedger(t *testing.T) {
 				t.Errorf("WithSimLedger(%q) = %q, which does not parse: %v", c.name, got, err)
 			}
 		}
+		// WithoutSimLedger takes it off again, the rest in its order.
+		if back, want := WithoutSimLedger(got), strings.Replace(got, ":userledger", "", 1); back != want {
+			t.Errorf("WithoutSimLedger(%q) = %q, want %q", got, back, want)
+		}
 	}
 }
 
