@@ -30,7 +30,7 @@ type Model struct {
 	// The last Forward's batch without its padding: its sequences end to
 	// end (spans), rows their positions. Every layer runs on these rows
 	// only, so a batch padded to its longest sequence costs what its
-	// tokens cost (quick's SFT batches are about half padding).
+	// tokens cost (quick mathchat's SFT batches are about a tenth padding).
 	spans   []span
 	rows    int   // N = Σ lens
 	tokens  []int // [N] inputs

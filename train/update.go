@@ -259,15 +259,15 @@ func crossEntropyInto(dlogp, logp, adv, mask []float32) (PolicyLossStats, error)
 	return st, nil
 }
 
-// updateBuffers are a minibatch run's old and reference log-probs, its
+// updateBuffers are a minibatch's old and reference log-probs, its
 // advantages and its loss gradient, B·T positions each.
 type updateBuffers struct{ old, ref, adv, dlogp []float32 }
 
-// take returns the four buffers at length n, growing them only when a run
-// is larger than any before. The caller overwrites what it reads: the
-// sequences copied in cover their own positions only, so the rest are
-// cleared here (padding has mask 0, but its old and reference log-probs
-// must not be a previous run's values either).
+// take returns the four buffers at length n, growing them only when a
+// minibatch is larger than any before. The caller overwrites what it
+// reads: the sequences copied in cover their own positions only, so the
+// rest are cleared here (padding has mask 0, but its old and reference
+// log-probs must not be a previous minibatch's values either).
 func (b *updateBuffers) take(n int) (old, ref, adv, dlogp []float32) {
 	if cap(b.old) < n {
 		b.old, b.ref, b.adv, b.dlogp = make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
