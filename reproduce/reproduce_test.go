@@ -320,11 +320,12 @@ func TestSummaryHoldsSeedsAndComparisons(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Under its title, a run alone says that one pipeline's verdict is not
-	// the method's and how to run several; then the verdict.
+	// the method's and how to run several of its recipe (this run turned
+	// mathchat's mends off); then the verdict.
 	_, body, _ := strings.Cut(string(report), "\n\n")
 	note, body, _ := strings.Cut(body, "\n\n")
 	if !strings.HasPrefix(note, "One pipeline (one seed's logs, base and simulator): its verdict is this pipeline's, not the method's.") ||
-		!strings.Contains(note, "`calibrl reproduce --task mathchat:easy --preset tiny --pipelines 1,2,3`") {
+		!strings.Contains(note, "`calibrl reproduce --task mathchat:easy --sim-ledger=false --sim-copy=false --preset tiny --pipelines 1,2,3`") {
 		t.Errorf("report.md does not say under its title that one pipeline is not the method's verdict:\n%.400s", note)
 	}
 	if !strings.HasPrefix(body, "## Verdict\n\nThe policies as RL trains them") || !strings.Contains(body[:400], "\n| claim | paper |") {
