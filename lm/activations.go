@@ -35,15 +35,10 @@ type layerActs struct {
 	res3                  []float32 // [N,C] residual after the MLP
 }
 
-// ensure grows the buffers to hold a ragged batch of these sequences with
-// the given workers.
-func (a *activations) ensure(cfg Config, spans []span, workers int) {
-	N, attF, T := 0, 0, 0
-	for _, s := range spans {
-		N += s.n
-		attF += cfg.Heads * s.n * s.n
-		T = max(T, s.n)
-	}
+// ensure grows the buffers to hold the ragged batch r with the given
+// workers.
+func (a *activations) ensure(cfg Config, r *ragged, workers int) {
+	N, attF, T := r.rows, r.attF, r.longest
 	if N <= a.rows && attF <= a.attFloats && workers*T*T <= len(a.attScratch) && len(a.layers) == cfg.Layers {
 		return
 	}

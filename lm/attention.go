@@ -2,6 +2,7 @@ package lm
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -16,43 +17,46 @@ const attnBlock = 64
 
 // span is one sequence of a ragged batch: its rows [start, start+n) of
 // the [N,·] activations, and its attention probabilities at att[att:],
-// NH blocks of n×n. A batch's sequences sit end to end, with no padding
-// between them, so no layer spends work on positions past a sequence's
-// length.
+// NH blocks of n×n.
 type span struct {
 	start, n, att int
 }
 
-// spansOf lays out sequences of the given lengths end to end and returns
-// their spans, the rows N = Σ n and the attention floats Σ NH·n².
-func spansOf(dst []span, lens []int, NH int) (spans []span, N, attF int) {
-	spans = dst[:0]
-	for _, n := range lens {
-		spans = append(spans, span{start: N, n: n, att: attF})
-		N += n
-		attF += NH * n * n
-	}
-	return spans, N, attF
+// ragged is a batch's layout without its padding, worked out once per
+// batch (Model.setBatch) for every layer to read: its sequences end to
+// end, so no layer spends work on positions past a sequence's length.
+type ragged struct {
+	spans   []span
+	rows    int   // N = Σ n
+	attF    int   // Σ NH·n²: the saved attention probabilities' floats
+	longest int   // the longest n: the side of a worker's attention scratch
+	order   []int // indices of spans, longest first: the order heads are handed out in
 }
 
-// forEachHead runs fn(w, s, h) for every sequence s and head h on up to
-// workers goroutines, w the worker's index for its scratch. Items are
-// handed out one at a time, longest sequence first, because a ragged
-// batch's items differ in cost by the square of their lengths; each item
-// writes only its own rows, so the order never changes a result.
-func forEachHead(workers int, spans []span, NH int, fn func(w int, s span, h int)) {
-	n := len(spans) * NH
-	// Longest first: the last item handed out is then a short one.
-	order := make([]int, len(spans))
-	for i := range order {
-		order[i] = i
+// layout lays out sequences of the given lengths end to end, reusing r's
+// memory.
+func (r *ragged) layout(lens []int, NH int) {
+	r.spans, r.order = r.spans[:0], r.order[:0]
+	r.rows, r.attF, r.longest = 0, 0, 0
+	for i, n := range lens {
+		r.spans = append(r.spans, span{start: r.rows, n: n, att: r.attF})
+		r.order = append(r.order, i)
+		r.rows += n
+		r.attF += NH * n * n
+		r.longest = max(r.longest, n)
 	}
-	for i := 1; i < len(order); i++ { // insertion sort: batches are small
-		for j := i; j > 0 && spans[order[j]].n > spans[order[j-1]].n; j-- {
-			order[j], order[j-1] = order[j-1], order[j]
-		}
-	}
-	item := func(i int) (span, int) { return spans[order[i/NH]], i % NH }
+	slices.SortStableFunc(r.order, func(a, b int) int { return lens[b] - lens[a] })
+}
+
+// forEachHead runs fn(w, s, h) for every sequence s and head h of r on up
+// to workers goroutines, w the worker's index for its scratch. Items are
+// handed out one at a time, longest sequence first (the last one handed
+// out is then a short one), because a ragged batch's items differ in cost
+// by the square of their lengths; each item writes only its own rows, so
+// the order never changes a result.
+func forEachHead(workers int, r *ragged, NH int, fn func(w int, s span, h int)) {
+	n := len(r.spans) * NH
+	item := func(i int) (span, int) { return r.spans[r.order[i/NH]], i % NH }
 	workers = min(workers, n)
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
@@ -86,11 +90,11 @@ func forEachHead(workers int, spans []span, NH int, fn func(w int, s span, h int
 //	qkv [N,3C]       q, k, v side by side along the last axis
 //
 // Each (sequence, head) is computed the same way whichever goroutine runs it.
-func attentionForward(workers int, out, att, qkv []float32, spans []span, C, NH int) {
+func attentionForward(workers int, out, att, qkv []float32, r *ragged, C, NH int) {
 	HS := C / NH
 	C3 := 3 * C
 	scale := float32(1 / math.Sqrt(float64(HS)))
-	forEachHead(workers, spans, NH, func(_ int, s span, h int) {
+	forEachHead(workers, r, NH, func(_ int, s span, h int) {
 		T := s.n
 		base := s.start * C3
 		q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
@@ -119,23 +123,20 @@ func softmaxCausalRow(p []float32, t int) {
 
 // attentionBackward: dqkv[N,3C] = ∂/∂qkv (overwritten), from dout [N,C]
 // and the saved att, qkv and forward output out [N,C]. scratch needs
-// workers·T·T floats, T the longest sequence.
+// workers·T·T floats, T = r.longest.
 //
 // The softmax backward needs Σ_j P[t,j]·dP[t,j] per row; since
 // dP[t,j] = do[t]·v[j] that equals do[t]·o[t] (FlashAttention's D term), a
 // dot of HS numbers instead of t.
-func attentionBackward(workers int, dqkv, dout, att, qkv, out []float32, spans []span, C, NH int, scratch []float32) {
+func attentionBackward(workers int, dqkv, dout, att, qkv, out []float32, r *ragged, C, NH int, scratch []float32) {
 	HS := C / NH
 	C3 := 3 * C
 	scale := float32(1 / math.Sqrt(float64(HS)))
-	N, Tmax := 0, 0
-	for _, s := range spans {
-		N, Tmax = max(N, s.start+s.n), max(Tmax, s.n)
-	}
-	clear(dqkv[:N*C3])
-	forEachHead(workers, spans, NH, func(w int, s span, h int) {
+	clear(dqkv[:r.rows*C3])
+	sq := r.longest * r.longest
+	forEachHead(workers, r, NH, func(w int, s span, h int) {
 		T := s.n
-		dP := scratch[w*Tmax*Tmax : w*Tmax*Tmax+T*T]
+		dP := scratch[w*sq : w*sq+T*T]
 		base := s.start * C3
 		q, k, v := qkv[base+h*HS:], qkv[base+C+h*HS:], qkv[base+2*C+h*HS:]
 		dq, dk, dv := dqkv[base+h*HS:], dqkv[base+C+h*HS:], dqkv[base+2*C+h*HS:]

@@ -124,17 +124,18 @@ func TestAttentionGrad(t *testing.T) {
 	}{{[]int{5, 5}, 8, 2}, {[]int{70}, 4, 1}, {[]int{3, 0, 7, 1}, 8, 2}, {[]int{66, 9}, 4, 2}} {
 		rng := rand.New(rand.NewPCG(7, uint64(len(tc.lens))))
 		C, NH := tc.C, tc.NH
-		spans, N, attF := spansOf(nil, tc.lens, NH)
-		T := slices.Max(tc.lens)
+		var b ragged
+		b.layout(tc.lens, NH)
+		N, T := b.rows, b.longest
 		qkv, r := randVec(rng, N*3*C, 1), randVec(rng, N*C, 1)
-		out, att := make([]float32, N*C), make([]float32, attF)
+		out, att := make([]float32, N*C), make([]float32, b.attF)
 		loss := func() float64 {
-			attentionForward(2, out, att, qkv, spans, C, NH)
+			attentionForward(2, out, att, qkv, &b, C, NH)
 			return dot64(out, r)
 		}
 		loss()
 		dqkv := make([]float32, len(qkv))
-		attentionBackward(2, dqkv, r, att, qkv, out, spans, C, NH, make([]float32, 2*T*T))
+		attentionBackward(2, dqkv, r, att, qkv, out, &b, C, NH, make([]float32, 2*T*T))
 		checkGrad(t, fmt.Sprintf("attention dqkv %v", tc.lens), qkv, dqkv, loss)
 	}
 }

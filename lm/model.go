@@ -28,11 +28,10 @@ type Model struct {
 	acts   activations
 	nb, nt int // B and T of the last Forward's [B,T] batch
 	// The last Forward's batch without its padding: its sequences end to
-	// end (spans), rows their positions. Every layer runs on these rows
+	// end (batch), rows their positions. Every layer runs on these rows
 	// only, so a batch padded to its longest sequence costs what its
 	// tokens cost (quick mathchat's SFT batches are about a tenth padding).
-	spans   []span
-	rows    int   // N = Σ lens
+	batch   ragged
 	tokens  []int // [N] inputs
 	pos     []int // [N] positions t within their sequence
 	targets []int // [N] next token, or -1 where there is none
@@ -185,12 +184,12 @@ func (m *Model) setBatch(tokens []int, B, T int, lens []int) {
 			lens[b] = T
 		}
 	}
-	m.spans, m.rows, _ = spansOf(m.spans, lens, m.Config.Heads)
-	N := m.rows
+	m.batch.layout(lens, m.Config.Heads)
+	N := m.batch.rows
 	m.tokens = resizeInts(m.tokens, N)
 	m.pos = resizeInts(m.pos, N)
 	m.targets = resizeInts(m.targets, N)
-	for b, s := range m.spans {
+	for b, s := range m.batch.spans {
 		for t := 0; t < s.n; t++ {
 			i := s.start + t
 			m.tokens[i] = tokens[b*T+t]
@@ -208,7 +207,7 @@ func (m *Model) setBatch(tokens []int, B, T int, lens []int) {
 func (m *Model) padded(x []float32) []float32 {
 	T := m.nt
 	out := make([]float32, m.nb*T)
-	for b, s := range m.spans {
+	for b, s := range m.batch.spans {
 		copy(out[b*T:b*T+s.n], x[s.start:s.start+s.n])
 	}
 	return out
@@ -219,9 +218,9 @@ func (m *Model) padded(x []float32) []float32 {
 func (m *Model) forwardHidden() {
 	cfg, p, a := m.Config, m.Params, &m.acts
 	C, NH := cfg.Dim, cfg.Heads
-	N, H, W := m.rows, cfg.Hidden(), m.workers()
+	N, H, W := m.batch.rows, cfg.Hidden(), m.workers()
 	m.nw = W
-	a.ensure(cfg, m.spans, W)
+	a.ensure(cfg, &m.batch, W)
 	m.bf16 = nil
 	pw := &unpacked
 	if ActivePrecision() == BF16 {
@@ -235,7 +234,7 @@ func (m *Model) forwardHidden() {
 		lp, la := p.Layer(l), &a.layers[l]
 		layernormForward(W, la.ln1, la.ln1Mean, la.ln1Rstd, x, lp.LN1W, lp.LN1B, N, C)
 		layerMM(W, bf, la.qkv, la.ln1, lp.QKVW, pw.qkv, l, lp.QKVB, nil, N, C, 3*C)
-		attentionForward(W, la.atty, la.att, la.qkv, m.spans, C, NH)
+		attentionForward(W, la.atty, la.att, la.qkv, &m.batch, C, NH)
 		layerMM(W, bf, la.res2, la.atty, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, N, C, C)
 		layernormForward(W, la.ln2, la.ln2Mean, la.ln2Rstd, la.res2, lp.LN2W, lp.LN2B, N, C)
 		layerMM(W, bf, la.fch, la.ln2, lp.FCW, pw.fc, l, lp.FCB, nil, N, C, H)
@@ -251,7 +250,7 @@ func (m *Model) forwardHidden() {
 // one pass for the max, one for Σexp that also leaves the probabilities.
 func (m *Model) forwardHead() {
 	cfg, a := m.Config, &m.acts
-	N, V := m.rows, cfg.VocabSize
+	N, V := m.batch.rows, cfg.VocabSize
 	m.headLogits(a.probs, N)
 	inv := 1 / m.temp
 	parallelFor(m.nw, N, func(lo, hi int) {
@@ -294,14 +293,14 @@ func (m *Model) Backward(dlogp []float32) error {
 	}
 	cfg, p, g, a := m.Config, m.Params, m.Grads, &m.acts
 	B, T, C, V, NH := m.nb, m.nt, cfg.Dim, cfg.VocabSize, cfg.Heads
-	N, H, W := m.rows, cfg.Hidden(), m.nw
+	N, H, W := m.batch.rows, cfg.Hidden(), m.nw
 	if len(dlogp) != B*T {
 		return fmt.Errorf("lm: backward got %d upstream gradients for a %d×%d batch", len(dlogp), B, T)
 	}
 	m.pending = false
 	// dlogp [B,T] onto the ragged rows; padding had no logp to weigh.
 	dl := a.dlogp[:N]
-	for b, s := range m.spans {
+	for b, s := range m.batch.spans {
 		copy(dl[s.start:s.start+s.n], dlogp[b*T:b*T+s.n])
 	}
 
@@ -357,7 +356,7 @@ func (m *Model) Backward(dlogp []float32) error {
 		layernormBackward(W, dres, lg.LN2W, lg.LN2B, dtmp, la.res2, lp.LN2W, la.ln2Mean, la.ln2Rstd, N, C, a.reduce)
 		// res2 = x + attproj(attn(qkv(ln1(x)))); dres now holds ∂res2.
 		matmulBackward(W, dtmp, lg.AttProjW, lg.AttProjB, dres, la.atty, lp.AttProjW, wT(pw.attProjT, l), dy, N, C, C, false, a.reduce)
-		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, m.spans, C, NH, a.attScratch)
+		attentionBackward(W, a.dqkv, dtmp, la.att, la.qkv, la.atty, &m.batch, C, NH, a.attScratch)
 		matmulBackward(W, dtmp, lg.QKVW, lg.QKVB, a.dqkv, la.ln1, lp.QKVW, wT(pw.qkvT, l), dy, N, C, 3*C, false, a.reduce)
 		layernormBackward(W, dres, lg.LN1W, lg.LN1B, dtmp, x, lp.LN1W, la.ln1Mean, la.ln1Rstd, N, C, a.reduce)
 	}

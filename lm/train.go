@@ -27,11 +27,12 @@ func SFTStep(m *Model, opt *AdamW, tc TrainConfig, tokens []int, B, T int, lens 
 		return StepStats{}, fmt.Errorf("sft step: %w", err)
 	}
 	if mask == nil {
-		// Forward's logp is 0 exactly where a position has no target.
 		mask = make([]float32, B*T)
-		for b, s := range m.spans {
-			for t := 0; t < s.n-1; t++ {
-				mask[b*T+t] = 1
+		for b, s := range m.batch.spans {
+			for t := 0; t < s.n; t++ {
+				if m.targets[s.start+t] >= 0 {
+					mask[b*T+t] = 1
+				}
 			}
 		}
 	}
