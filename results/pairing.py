@@ -99,6 +99,30 @@ def run_successes(run):
     return json.load(open(path))
 
 
+def stage_kind(stage):
+    """The stage profile's groups: each SFT, RL by partner, evaluations, fidelity."""
+    if stage in ('sim', 'base'):
+        return 'SFT ' + stage
+    if stage.startswith(('eval/', 'eval-greedy/')):
+        return 'evaluations (sampled and greedy)'
+    if stage.startswith('fidelity/'):
+        return 'fidelity and sim-to-real gaps'
+    if '/seed-' in stage:
+        return 'RL ' + stage.split('/')[0]
+    return 'collect, tokenizer, report'
+
+
+def stage_groups(run):
+    """A run folder's stages.json summed by stage_kind: kind -> [wall s, CPU s],
+    in the order the kinds first end."""
+    G = {}
+    for st in json.load(open(os.path.join(run, 'stages.json'))):
+        g = G.setdefault(stage_kind(st['stage']), [0.0, 0.0])
+        g[0] += st['wall_s']
+        g[1] += st['cpu_s']
+    return G
+
+
 def by_arm(S):
     """run_successes' evaluations without their RL seed -> per-problem
     success averaged over the seeds, as a report's verdict reads it."""

@@ -9,11 +9,11 @@ bootstrap over problems, 2000 resamples), claim by claim; then every
 evaluation both runs made, this run's success minus the other's, per
 problem (an RL arm's mean over its 3 seeds), with a paired percentile
 bootstrap over problems (2000 resamples, seed 1)."""
-import json, os, sys
+import os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, '..'))
-from pairing import by_arm, paired, run_successes  # noqa: E402
+from pairing import by_arm, paired, run_successes, stage_groups  # noqa: E402
 
 OLD = os.path.join(here, '..', 'mathchat-quick-mended')
 FIRST = os.path.join(here, '8f05f75')  # the timing's reference binary, same command
@@ -68,32 +68,13 @@ def main():
         print(f'| {k} | {sum(a[k]) / len(a[k]):.3f} | {sum(b[k]) / len(b[k]):.3f} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] |')
 
     print('\nStage groups, wall and CPU seconds (stages.json; stages side by side count twice), against the same command on dbab747 (quiet, before the mends):\n')
-    a = groups(os.path.join(here, '..', 'mathchat-quick-sampleprec', 'fp32', 'stages.json'))
-    b = groups(os.path.join(here, 'stages.json'))
+    a = stage_groups(os.path.join(here, '..', 'mathchat-quick-sampleprec', 'fp32'))
+    b = stage_groups(here)
     print('| stages | wall s dbab747 | wall s e5c8f3c | CPU s dbab747 | CPU s e5c8f3c |')
     print('| --- | ---: | ---: | ---: | ---: |')
     for g in a:
         print(f'| {g} | {a[g][0]:.0f} | {b[g][0]:.0f} | {a[g][1]:.0f} | {b[g][1]:.0f} |')
     print(f'| all | | | {sum(v[1] for v in a.values()):.0f} | {sum(v[1] for v in b.values()):.0f} |')
-
-
-def groups(path):
-    G = {}
-    for st in json.load(open(path)):
-        n = st['stage']
-        if n in ('collect', 'tokenizer', 'report'):
-            g = 'collect, tokenizer, report'
-        elif n in ('sim', 'base'):
-            g = 'SFT ' + n
-        elif n.startswith('fidelity'):
-            g = 'fidelity and sim-to-real gaps'
-        elif n.startswith('eval'):
-            g = 'evaluations (sampled and greedy)'
-        else:
-            g = 'RL ' + n.split('/')[0]
-        w, c = G.get(g, (0, 0))
-        G[g] = (w + st['wall_s'], c + st['cpu_s'])
-    return G
 
 
 if __name__ == '__main__':

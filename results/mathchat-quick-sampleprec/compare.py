@@ -12,7 +12,7 @@ its RL seeds, as the report's verdict reads it."""
 import json, os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from pairing import by_arm, paired, run_successes  # noqa: E402
+from pairing import by_arm, paired, run_successes, stage_groups  # noqa: E402
 
 RUNS = ('fp32', 'sbf16')
 
@@ -36,27 +36,14 @@ def main():
     phases()
 
 
-def kind(stage):
-    """The stage profile's groups: each SFT, RL by partner, evaluations, fidelity."""
-    if stage in ('sim', 'base'):
-        return 'SFT ' + stage
-    if stage.startswith(('eval/', 'eval-greedy/')):
-        return 'evaluations (sampled and greedy)'
-    if stage.startswith('fidelity/'):
-        return 'fidelity and sim-to-real gaps'
-    if '/seed-' in stage:
-        return 'RL ' + stage.split('/')[0]
-    return 'collect, tokenizer, report'
-
-
 def stages():
     """Wall and CPU seconds per group of stages (stages.json; two stages run side by side)."""
     W = {}
     for i, r in enumerate(RUNS):
-        for st in json.load(open(os.path.join(r, 'stages.json'))):
-            w = W.setdefault(kind(st['stage']), [0.0] * 4)
-            w[2 * i] += st['wall_s']
-            w[2 * i + 1] += st['cpu_s']
+        for k, (wall, cpu) in stage_groups(r).items():
+            w = W.setdefault(k, [0.0] * 4)
+            w[2 * i] += wall
+            w[2 * i + 1] += cpu
     print('\n| stages | wall s fp32 | wall s bf16 sampling | fp32 ÷ bf16 | CPU s fp32 | CPU s bf16 sampling |')
     print('| --- | ---: | ---: | ---: | ---: | ---: |')
     for k, (aw, ac, bw, bc) in W.items():
