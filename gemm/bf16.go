@@ -252,11 +252,19 @@ var aPool = sync.Pool{New: func() any { return new([]uint32) }}
 // Edge cases are Sgemm's: beta == 0 overwrites C, alpha == 0 or k == 0
 // only scales it.
 func Bgemm(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
+	BgemmWorkers(0, m, alpha, a, lda, pb, beta, c, ldc)
+}
+
+// BgemmWorkers is Bgemm on at most workers goroutines, as SgemmWorkers.
+func BgemmWorkers(workers, m int, alpha float32, a []float32, lda int, pb *PackedB, beta float32, c []float32, ldc int) {
 	kern := activeBF16
 	if hasAMX {
 		kern = nil
 	}
-	bgemmWith(kern, Workers(), m, alpha, a, lda, pb, beta, c, ldc, nil, nil)
+	if workers <= 0 {
+		workers = Workers()
+	}
+	bgemmWith(kern, workers, m, alpha, a, lda, pb, beta, c, ldc, nil, nil)
 }
 
 // BgemmTA is Bgemm with A transposed: C = alpha·bf16(A)ᵀ·op(B) + beta·C,
@@ -278,6 +286,15 @@ func BgemmTA(m int, alpha float32, a []float32, lda int, pb *PackedB, beta float
 // block row by block row as the tiles finish, not in a pass over C of
 // its own before the product.
 func BgemmBias(m int, a []float32, lda int, pb *PackedB, bias, resid, c []float32, ldc int) {
+	BgemmBiasWorkers(0, m, a, lda, pb, bias, resid, c, ldc)
+}
+
+// BgemmBiasWorkers is BgemmBias on at most workers goroutines, as
+// SgemmWorkers.
+func BgemmBiasWorkers(workers, m int, a []float32, lda int, pb *PackedB, bias, resid, c []float32, ldc int) {
+	if workers <= 0 {
+		workers = Workers()
+	}
 	if bias != nil && len(bias) < pb.n {
 		panic(fmt.Sprintf("gemm: BgemmBias: len(bias)=%d < n=%d", len(bias), pb.n))
 	}
@@ -288,7 +305,7 @@ func BgemmBias(m int, a []float32, lda int, pb *PackedB, bias, resid, c []float3
 	if hasAMX {
 		kern = nil
 	}
-	bgemmWith(kern, Workers(), m, 1, a, lda, pb, biasBeta(bias, resid), c, ldc, bias, resid)
+	bgemmWith(kern, workers, m, 1, a, lda, pb, biasBeta(bias, resid), c, ldc, bias, resid)
 }
 
 // biasBeta is BgemmBias's beta: 1 onto resid + bias, 0 when both are nil.

@@ -91,7 +91,18 @@ func SgemmNaive(transA, transB bool, m, n, k int, alpha float32, a []float32, ld
 // Sgemm is the entry point the engine calls. It dispatches to the fastest
 // kernel the CPU supports.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemmWith(activeKernel, Workers(), transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	SgemmWorkers(0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// SgemmWorkers is Sgemm on at most workers goroutines, the caller's
+// included; workers ≤ 0 means Workers(). A caller that already keeps
+// every core busy with products of its own passes 1 (the sampler runs
+// one lane of sequences per core). The bits do not depend on workers.
+func SgemmWorkers(workers int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if workers <= 0 {
+		workers = Workers()
+	}
+	sgemmWith(activeKernel, workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // checkArgs panics with a readable message when the dimensions and slices

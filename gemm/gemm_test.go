@@ -199,3 +199,65 @@ func TestSgemmBetaZeroOverSeveralKSlices(t *testing.T) {
 		}
 	}
 }
+
+// A product's rows do not depend on the rows computed with them: the
+// sampler's lanes multiply a few rows each and must get the bits one call
+// over all of them gets. Row ranges that cut the 8-row tiles included, on
+// every kernel, with B read in place (few rows) and packed (many).
+func TestSgemmRowsIndependent(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range []gemmCase{
+		{false, false, 70, 96, 128, 0, 0, 0, 1, 1},
+		{false, true, 70, 200, 128, 0, 0, 0, 1, 0},
+	} {
+		a, lda, b, ldb, c0, ldc := tc.operands(r)
+		for _, kern := range usableKernels() {
+			all := append([]float32(nil), c0...)
+			sgemmWith(kern, 2, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, a, lda, b, ldb, tc.beta, all, ldc)
+			for _, rows := range [][2]int{{0, 5}, {3, 40}, {40, 70}, {69, 70}} {
+				lo, hi := rows[0], rows[1]
+				part := append([]float32(nil), c0[lo*ldc:hi*ldc]...)
+				sgemmWith(kern, 1, tc.transA, tc.transB, hi-lo, tc.n, tc.k, tc.alpha, a[lo*lda:], lda, b, ldb, tc.beta, part, ldc)
+				for i := range part {
+					if math.Float32bits(part[i]) != math.Float32bits(all[lo*ldc+i]) {
+						t.Fatalf("%s %v rows [%d,%d): c[%d] = %v, in the whole call %v", kern.name, tc, lo, hi, lo*ldc+i, part[i], all[lo*ldc+i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// The entry points that take a worker count give the bits of the ones
+// that use Workers().
+func TestWorkersEntryPoints(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	const m, n, k = 40, 96, 64
+	a, w, bias, c0 := randMat(r, m*k), randMat(r, k*n), randMat(r, n), randMat(r, m*n)
+	same := func(name string, x, y []float32) {
+		t.Helper()
+		for i := range x {
+			if math.Float32bits(x[i]) != math.Float32bits(y[i]) {
+				t.Fatalf("%s: c[%d] = %v, want %v", name, i, x[i], y[i])
+			}
+		}
+	}
+	for _, workers := range []int{0, 1, 3} {
+		x, y := append([]float32(nil), c0...), append([]float32(nil), c0...)
+		Sgemm(false, false, m, n, k, 1, a, k, w, n, 1, x, n)
+		SgemmWorkers(workers, false, false, m, n, k, 1, a, k, w, n, 1, y, n)
+		same(fmt.Sprintf("SgemmWorkers(%d)", workers), y, x)
+		if !HasBF16() {
+			continue
+		}
+		var pb PackedB
+		pb.Pack(false, k, n, w, n)
+		x, y = append([]float32(nil), c0...), append([]float32(nil), c0...)
+		Bgemm(m, 1, a, k, &pb, 1, x, n)
+		BgemmWorkers(workers, m, 1, a, k, &pb, 1, y, n)
+		same(fmt.Sprintf("BgemmWorkers(%d)", workers), y, x)
+		BgemmBias(m, a, k, &pb, bias, c0, x, n)
+		BgemmBiasWorkers(workers, m, a, k, &pb, bias, c0, y, n)
+		same(fmt.Sprintf("BgemmBiasWorkers(%d)", workers), y, x)
+	}
+}

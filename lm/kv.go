@@ -5,6 +5,7 @@ package lm
 
 import (
 	"math"
+	"sync"
 
 	"github.com/calibrl/calibrl/gemm"
 )
@@ -109,6 +110,7 @@ type decodeState struct {
 	logits     []float32 // [R,V]
 	scores     []float32 // [workers,Context]
 	rows       []kvRow
+	cuts       []int     // step's lanes
 	order      []int     // [V] top-p scratch
 	probs      []float32 // [V] sampling scratch
 	free       []*kvSlot // released cache slots
@@ -166,15 +168,96 @@ func (d *decodeState) prefill(m *Model, rows []kvRow, heads []int, slots []*kvSl
 // their sequence's cache slot (slots[row.seq]), and returns logits
 // [len(heads),V] for the rows listed in heads. A row attends to its own
 // sequence's cache up to its position, so several rows of one sequence (a
-// prompt) can share a step.
+// prompt) can share a step; a sequence's rows are contiguous.
+//
+// The rows are dealt into one lane per worker, whole sequences each
+// (lanes), and every lane runs the whole step alone on its goroutine: a
+// decoding step's products are a few dozen rows, and splitting each of
+// them, and each layer's norm, attention and GELU, over the workers
+// cost about 40 hand-offs a step, which left 2 cores 1.14× one core's
+// rate (64 sequences of model A). Every row's arithmetic is the same in
+// any lane (the products' bits do not depend on how their rows are
+// split), so the lanes change no token.
 func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot) []float32 {
+	W := min(m.workers(), len(d.scores)/m.Config.Context)
+	cuts := d.lanes(rows, W, m.Config.Dim)
+	if cuts == nil {
+		d.stepRows(m, W, 0, 0, len(rows), rows, heads, 0, slots)
+		return d.logits[:len(heads)*m.Config.VocabSize]
+	}
+	var wg sync.WaitGroup
+	k := 0 // heads of the lanes before
+	for lane := 0; lane+1 < len(cuts); lane++ {
+		lo, hi := cuts[lane], cuts[lane+1]
+		k0 := k
+		for k < len(heads) && heads[k] < hi {
+			k++
+		}
+		hs := heads[k0:k]
+		if lane == len(cuts)-2 {
+			d.stepRows(m, 1, lane, lo, hi, rows, hs, k0, slots)
+			break
+		}
+		wg.Go(func() { d.stepRows(m, 1, lane, lo, hi, rows, hs, k0, slots) })
+	}
+	wg.Wait()
+	return d.logits[:len(heads)*m.Config.VocabSize]
+}
+
+// laneCost is a row's rough cost in the units of one attention
+// multiply-add per key: its products take about 12·C² multiply-adds, its
+// attention 2·C per key it reads (pos+1 keys), and reading a key from
+// memory costs about what its multiply-adds do.
+func laneCost(r kvRow, C int) int { return 6*C + r.pos + 1 }
+
+// lanes cuts rows into at most W lanes of whole sequences and near-equal
+// cost, returning the cut points (lane i is rows[cuts[i]:cuts[i+1]]), or
+// nil when the rows should share one lane spread over the workers
+// instead: one worker, one sequence, rows out of sequence order, or lanes
+// a quarter over their share (a long prompt beside short ones).
+func (d *decodeState) lanes(rows []kvRow, W, C int) []int {
+	if W < 2 || len(rows) < 2 {
+		return nil
+	}
+	total := 0
+	for i, r := range rows {
+		if i > 0 && r.seq < rows[i-1].seq {
+			return nil
+		}
+		total += laneCost(r, C)
+	}
+	// Close a lane at the first sequence boundary where it has its share.
+	cuts := append(d.cuts[:0], 0)
+	sum, start, worst := 0, 0, 0
+	for i, r := range rows {
+		if i > 0 && r.seq != rows[i-1].seq && len(cuts) < W && sum*W >= total*len(cuts) {
+			worst = max(worst, sum-start)
+			cuts, start = append(cuts, i), sum
+		}
+		sum += laneCost(r, C)
+	}
+	worst = max(worst, sum-start)
+	d.cuts = append(cuts, len(rows))
+	if len(d.cuts) < 3 || 4*worst*W > 5*total {
+		return nil
+	}
+	return d.cuts
+}
+
+// stepRows is step for rows[lo:hi] on W workers, whose per-worker score
+// scratch starts at worker w0's: it uses the step buffers' rows lo..hi
+// only, and writes the logits of its heads (rows of rows, ascending) from
+// logits row k0 on.
+func (d *decodeState) stepRows(m *Model, W, w0, lo, hi int, rows []kvRow, heads []int, k0 int, slots []*kvSlot) {
 	cfg, p := m.Config, m.Params
 	HS, ctx := cfg.HeadSize(), cfg.Context
-	// At most the workers decoder sized the score scratch for: SetWorkers
-	// may have raised the count since.
-	R, C, H, V, NH, W := len(rows), cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads, min(m.workers(), len(d.scores)/ctx)
+	C, H, V, NH := cfg.Dim, cfg.Hidden(), cfg.VocabSize, cfg.Heads
+	R := hi - lo
+	rows = rows[lo:hi]
+	x, ln, att := d.x[lo*C:hi*C], d.ln[lo*C:hi*C], d.att[lo*C:hi*C]
+	qkv, h := d.qkv[lo*3*C:hi*3*C], d.h[lo*H:hi*H]
+	hTanh, mean, rstd := d.hTanh[lo*H:hi*H], d.mean[lo:hi], d.rstd[lo:hi]
 	scale := float32(1 / math.Sqrt(float64(HS)))
-	x := d.x[:R*C]
 	for i, r := range rows {
 		xi := x[i*C : (i+1)*C]
 		w, pe := p.WTE[r.tok*C:(r.tok+1)*C], p.WPE[r.pos*C:(r.pos+1)*C]
@@ -188,13 +271,13 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 	}
 	for l := 0; l < cfg.Layers; l++ {
 		lp := p.Layer(l)
-		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN1W, lp.LN1B, R, C)
-		layerMM(W, bf, d.qkv, d.ln, lp.QKVW, pw.qkv, l, lp.QKVB, nil, R, C, 3*C)
+		layernormForward(W, ln, mean, rstd, x, lp.LN1W, lp.LN1B, R, C)
+		layerMM(W, bf, qkv, ln, lp.QKVW, pw.qkv, l, lp.QKVB, nil, R, C, 3*C)
 		for i, r := range rows {
 			sl := slots[r.seq]
 			for h := 0; h < NH; h++ {
 				at := (h*ctx + r.pos) * HS
-				k, v := d.qkv[i*3*C+C+h*HS:][:HS], d.qkv[i*3*C+2*C+h*HS:][:HS]
+				k, v := qkv[i*3*C+C+h*HS:][:HS], qkv[i*3*C+2*C+h*HS:][:HS]
 				if bf {
 					putBF16Row(sl.kb[l][at:at+HS], k)
 					putBF16Row(sl.vb[l][at:at+HS], v)
@@ -204,14 +287,14 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 				copy(sl.v[l][at:at+HS], v)
 			}
 		}
-		parallelForW(W, R*NH, func(w, lo, hi int) {
-			sc := d.scores[w*ctx : (w+1)*ctx]
-			for task := lo; task < hi; task++ {
+		parallelForW(W, R*NH, func(w, a, b int) {
+			sc := d.scores[(w0+w)*ctx : (w0+w+1)*ctx]
+			for task := a; task < b; task++ {
 				i, h := task/NH, task%NH
 				r := rows[i]
-				q := d.qkv[i*3*C+h*HS : i*3*C+(h+1)*HS]
+				q := qkv[i*3*C+h*HS : i*3*C+(h+1)*HS]
 				base := h * ctx * HS
-				o := d.att[i*C+h*HS : i*C+(h+1)*HS]
+				o := att[i*C+h*HS : i*C+(h+1)*HS]
 				sl := slots[r.seq]
 				if bf {
 					attendRowBF16(o, sc, q, sl.kb[l][base:], sl.vb[l][base:], r.pos+1, HS, scale)
@@ -220,25 +303,26 @@ func (d *decodeState) step(m *Model, rows []kvRow, heads []int, slots []*kvSlot)
 				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 			}
 		})
-		layerMM(W, bf, x, d.att, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, R, C, C)
-		layernormForward(W, d.ln, d.mean, d.rstd, x, lp.LN2W, lp.LN2B, R, C)
-		layerMM(W, bf, d.h, d.ln, lp.FCW, pw.fc, l, lp.FCB, nil, R, C, H)
-		geluForward(W, d.h, d.hTanh, d.h, R*H)
-		layerMM(W, bf, x, d.h, lp.FCProjW, pw.fcProj, l, lp.FCProjB, x, R, H, C)
+		layerMM(W, bf, x, att, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, R, C, C)
+		layernormForward(W, ln, mean, rstd, x, lp.LN2W, lp.LN2B, R, C)
+		layerMM(W, bf, h, ln, lp.FCW, pw.fc, l, lp.FCB, nil, R, C, H)
+		geluForward(W, h, hTanh, h, R*H)
+		layerMM(W, bf, x, h, lp.FCProjW, pw.fcProj, l, lp.FCProjB, x, R, H, C)
 	}
-	// Final norm and logits only for the rows that sample.
+	// Final norm and logits only for the rows that sample, gathered into
+	// the first rows of this lane's att.
 	K := len(heads)
 	if K == 0 {
-		return nil // a prefill step with no prompt's last token
+		return // a prefill step with no prompt's last token
 	}
 	for k, i := range heads {
-		copy(d.att[k*C:(k+1)*C], x[i*C:(i+1)*C])
+		copy(att[k*C:(k+1)*C], x[(i-lo)*C:(i-lo+1)*C])
 	}
-	layernormForward(W, d.ln, d.mean, d.rstd, d.att, p.LNFW, p.LNFB, K, C)
+	layernormForward(W, ln, mean, rstd, att, p.LNFW, p.LNFB, K, C)
+	logits := d.logits[k0*V : (k0+K)*V]
 	if d.bf16 != nil {
-		gemm.Bgemm(K, 1, d.ln, C, &d.bf16.lmHead, 0, d.logits, V)
+		gemm.BgemmWorkers(W, K, 1, ln, C, &d.bf16.lmHead, 0, logits, V)
 	} else {
-		gemm.Sgemm(false, true, K, V, C, 1, d.ln, C, p.LMHead, C, 0, d.logits, V)
+		gemm.SgemmWorkers(W, false, true, K, V, C, 1, ln, C, p.LMHead, C, 0, logits, V)
 	}
-	return d.logits[:K*V]
 }

@@ -79,14 +79,14 @@ func layernormBackward(workers int, dx, dw, db, dout, x, w, mean, rstd []float32
 // out is swept once before the multiply instead of being cleared.
 func matmulForward(workers int, out, x, w, b, resid []float32, N, IC, OC int) {
 	matmulInit(workers, out, b, resid, N, OC)
-	gemm.Sgemm(false, false, N, OC, IC, 1, x, IC, w, OC, 1, out, OC)
+	gemm.SgemmWorkers(workers, false, false, N, OC, IC, 1, x, IC, w, OC, 1, out, OC)
 }
 
 // matmulForwardBF16 is matmulForward with x and w in bf16 (w packed).
 // BgemmBias adds b and resid as the product's tiles finish rather than
 // in matmulInit's pass over out beforehand; the bits are the same.
 func matmulForwardBF16(workers int, out, x []float32, w *gemm.PackedB, b, resid []float32, N, IC, OC int) {
-	gemm.BgemmBias(N, x, IC, w, b, resid, out, OC)
+	gemm.BgemmBiasWorkers(workers, N, x, IC, w, b, resid, out, OC)
 }
 
 // matmulInit sets out[N,OC] to resid + b, either of them, or zero.
