@@ -111,7 +111,7 @@ type decodeState struct {
 	scores     []float32 // [workers,Context]
 	rows       []kvRow
 	cuts       []int     // step's lanes
-	order      []int     // [V] top-p scratch
+	order      []int     // [2V] top-p scratch
 	probs      []float32 // [V] sampling scratch
 	free       []*kvSlot // released cache slots
 	// bf16 is &packed while this Sample call runs in bf16, else nil.
@@ -126,7 +126,7 @@ func (m *Model) decoder(R int) *decodeState {
 	C, H, V, W := cfg.Dim, cfg.Hidden(), cfg.VocabSize, m.workers()
 	d := m.dec
 	if d == nil {
-		d = &decodeState{order: make([]int, V), probs: make([]float32, V)}
+		d = &decodeState{order: make([]int, 2*V), probs: make([]float32, V)}
 		m.dec = d
 	}
 	if len(d.mean) < R || len(d.scores) < W*cfg.Context {
