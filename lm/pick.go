@@ -149,8 +149,8 @@ func byProb(probs []float32) func(a, b int) int {
 // and cutting (nucleus) gives. It sorts only the ids above a threshold,
 // lowered until they reach mass. Those ids are the sorted order's first
 // ones, so their sums are the same: the sampler cuts top-p 0.9 from 512
-// ids at every simulator token, and a sort of all of them took a tenth of
-// a calibrated RL run.
+// ids at every simulator token, and sorting all of them took 12% of the
+// CPU of three calibrated GRPO iterations.
 func nucleusOf(out []int, probs []float32, ids []int, mass float64) []int {
 	n := len(probs)
 	if ids != nil {
