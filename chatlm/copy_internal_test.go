@@ -112,6 +112,9 @@ func allowedTexts(c copier, text []string) func(so string) string {
 		if ids == nil {
 			return "any"
 		}
+		if !slices.IsSorted(ids) {
+			return "unsorted ids" // restriction sorts them once for every draw
+		}
 		var out []string
 		for _, id := range ids {
 			out = append(out, strings.ReplaceAll(text[id], " ", "_"))
