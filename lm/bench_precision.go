@@ -9,6 +9,10 @@ import (
 	"github.com/calibrl/calibrl/gemm"
 )
 
+// TrainingRow names BenchPrecision's training tokens/s row, which a
+// caller sets other rates against.
+const TrainingRow = "training"
+
 // PrecisionRow is one figure measured at both precisions in one run.
 type PrecisionRow struct {
 	Name string  `json:"name"`
@@ -95,7 +99,7 @@ func BenchPrecision(cfg Config, rows, batch, promptLen, newTokens, gemmSize, rep
 		}
 		return float64(B*T) / time.Since(start).Seconds(), nil
 	}
-	row, err := alternate("training", "tokens/s", reps, trainStep)
+	row, err := alternate(TrainingRow, "tokens/s", reps, trainStep)
 	if err != nil {
 		return nil, err
 	}

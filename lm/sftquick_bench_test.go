@@ -13,7 +13,13 @@ import (
 // sequences), a third of each sequence's tokens in the loss (the agent's
 // turns), on one goroutine: the per-core cost a quick run's two SFT stages
 // pay side by side.
-func BenchmarkSFTStepQuick(b *testing.B) {
+func BenchmarkSFTStepQuick(b *testing.B) { benchSFTStepQuick(b, FP32) }
+
+// BenchmarkSFTStepQuickBF16 is BenchmarkSFTStepQuick with bf16 products.
+func BenchmarkSFTStepQuickBF16(b *testing.B) { benchSFTStepQuick(b, BF16) }
+
+func benchSFTStepQuick(b *testing.B, p Precision) {
+	defer SetPrecision(SetPrecision(p))
 	prev := gemm.SetWorkers(1)
 	defer gemm.SetWorkers(prev)
 	cfg := Config{VocabSize: 768, Context: 512, Dim: 128, Layers: 4, Heads: 4}

@@ -131,3 +131,24 @@ def by_arm(S):
         key = name.rsplit('/seed-', 1)[0] if '/seed-' in name else name
         G.setdefault(key, []).append([int(c) for c in s])
     return {k: [sum(col) / len(v) for col in zip(*v)] for k, v in G.items()}
+
+
+def paired_evaluations(A, B, a_name, b_name, b_column, last_column='includes 0?'):
+    """Prints every evaluation found in both A and B (by_arm's per-problem
+    successes of two runs of one pipeline) paired, B minus A on the same
+    problems with the same user seeds, then how many intervals include 0.
+    b_column heads B's column; a run that played another number of
+    problems stops the script."""
+    print(f'| evaluation | problems | {a_name} | {b_column} | {b_name} − {a_name} (95% CI) | {last_column} |')
+    print('| --- | ---: | ---: | ---: | --- | --- |')
+    within = 0
+    keys = sorted(set(A) & set(B))
+    for k in keys:
+        a, b = A[k], B[k]
+        if len(a) != len(b):
+            raise SystemExit(f'{k}: {len(a)} problems in {a_name}, {len(b)} in {b_name}')
+        m, lo, hi = paired(b, a)
+        ok = lo <= 0 <= hi
+        within += ok
+        print(f'| {k} | {len(a)} | {sum(a)/len(a):.3f} | {sum(b)/len(b):.3f} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] | {"yes" if ok else "no"} |')
+    print(f'\n{within} of {len(keys)} intervals include 0.')

@@ -150,7 +150,7 @@ fraction of A's training tokens/s from the same run; the median of
 	f.BoolVar(&shapes, "shapes", false, "also time GEMM at the first model's own shapes (table only)")
 	f.BoolVar(&rl, "rl", true, "also time an interactive GRPO iteration on model A")
 	f.Float64Var(&clockGHz, "clock-ghz", 2.6, "core clock for the bf16 peak --ab reports against (2.6: the nominal clock /proc/cpuinfo gives on the reference machine)")
-	f.BoolVar(&ab, "ab", true, "also time fp32 against bf16 side by side on the quick preset's policy shape (GEMM, sampling, GRPO iteration)")
+	f.BoolVar(&ab, "ab", true, "also time fp32 against bf16 side by side on the quick preset's policy shape (GEMM, training, sampling, the GRPO iteration and its tokens/s as a fraction of the same precision's training rate)")
 	f.IntVar(&rc.Steps, "rl-steps", rc.Steps, "timed GRPO iterations")
 	f.IntVar(&rc.Instances, "rl-instances", rc.Instances, "instances per GRPO iteration")
 	f.IntVar(&rc.Group, "rl-group", rc.Group, "conversations per instance (G)")
@@ -214,6 +214,7 @@ func benchPrecision(ctx context.Context, nc lm.NamedConfig, bc lm.BenchConfig, r
 	one := rc
 	one.Steps = 1
 	var f32, b16 []float64
+	tokens := 0 // one iteration's trained tokens: the turn script fixes them, whatever the precision
 	for range bc.Steps {
 		for _, p := range []lm.Precision{lm.FP32, lm.BF16} {
 			lm.SetPrecision(p)
@@ -221,6 +222,7 @@ func benchPrecision(ctx context.Context, nc lm.NamedConfig, bc lm.BenchConfig, r
 			if err != nil {
 				return nil, err
 			}
+			tokens = r.SequenceTokens
 			if p == lm.FP32 {
 				f32 = append(f32, r.IterationS)
 			} else {
@@ -230,7 +232,17 @@ func benchPrecision(ctx context.Context, nc lm.NamedConfig, bc lm.BenchConfig, r
 	}
 	slices.Sort(f32)
 	slices.Sort(b16)
-	return append(rows, lm.PrecisionRow{Name: "GRPO iteration", Unit: "s", FP32: f32[len(f32)/2], BF16: b16[len(b16)/2]}), nil
+	iter := lm.PrecisionRow{Name: "GRPO iteration", Unit: "s", FP32: f32[len(f32)/2], BF16: b16[len(b16)/2]}
+	rows = append(rows, iter)
+	// The iteration's trained tokens per second as a fraction of the same
+	// precision's training rate above: how much of plain training's speed
+	// the RL loop keeps at each precision.
+	if i := slices.IndexFunc(rows, func(r lm.PrecisionRow) bool { return r.Name == lm.TrainingRow }); i >= 0 && tokens > 0 {
+		t := float64(tokens)
+		rows = append(rows, lm.PrecisionRow{Name: "GRPO iteration of training", Unit: "fraction",
+			FP32: t / iter.FP32 / rows[i].FP32, BF16: t / iter.BF16 / rows[i].BF16})
+	}
+	return rows, nil
 }
 
 func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int, clockGHz float64, workers int) error {
@@ -244,6 +256,10 @@ func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int, clockGHz flo
 		ratio := r.BF16 / r.FP32
 		if r.Unit == "s" {
 			ratio = r.FP32 / r.BF16 // a speed-up, as for the rates
+		}
+		if r.Unit == "fraction" {
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.2f×\t\n", r.Name, r.Unit, r.FP32, r.BF16, ratio)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f×\t\n", r.Name, r.Unit, r.FP32, r.BF16, ratio)
 	}

@@ -3,8 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"slices"
 	"testing"
+
+	"github.com/calibrl/calibrl/lm"
 )
+
+// rowIndex is the index of the row named name, or -1.
+func rowIndex(rows []lm.PrecisionRow, name string) int {
+	return slices.IndexFunc(rows, func(r lm.PrecisionRow) bool { return r.Name == name })
+}
 
 func TestBenchSmoke(t *testing.T) {
 	cmd := newBenchCmd()
@@ -30,9 +39,20 @@ func TestBenchSmoke(t *testing.T) {
 	if r := rep.RL; r == nil || r.Name != "A" || r.Conversations != 2 || !(r.IterFraction > 0) || r.TrainTokensPerS != rep.Configs[0].TrainTokensPerS {
 		t.Errorf("rl_iteration %+v: want A's GRPO iteration of 2 conversations, its fraction of A's training tokens/s", r)
 	}
-	// --ab: every figure at both precisions, the GRPO iteration last.
-	if n := len(rep.Precision); n != 12 || rep.Precision[n-1].Name != "GRPO iteration" {
-		t.Errorf("precision rows %+v: want 8 GEMM shapes, the square, training, sampling and the GRPO iteration", rep.Precision)
+	// --ab: every figure at both precisions, the GRPO iteration and its
+	// fraction of each precision's training rate last.
+	n := len(rep.Precision)
+	if n != 13 || rep.Precision[n-2].Name != "GRPO iteration" || rep.Precision[n-1].Name != "GRPO iteration of training" {
+		t.Fatalf("precision rows %+v: want 8 GEMM shapes, the square, training, sampling, the GRPO iteration and its fraction", rep.Precision)
+	}
+	// The fraction is one iteration's tokens per second over the same
+	// precision's training tokens/s: the two precisions' fractions over
+	// their iteration and training figures give the same token count.
+	iter, frac := rep.Precision[n-2], rep.Precision[n-1]
+	train := rep.Precision[rowIndex(rep.Precision, lm.TrainingRow)]
+	t32, t16 := frac.FP32*iter.FP32*train.FP32, frac.BF16*iter.BF16*train.BF16
+	if !(t32 > 0) || math.Abs(t32-t16) > 1e-6*t32 || math.Abs(t32-math.Round(t32)) > 1e-6*t32 {
+		t.Errorf("fraction %+v of iteration %+v and training %+v: tokens %v and %v, want one whole number", frac, iter, train, t32, t16)
 	}
 	for _, r := range rep.Precision {
 		if !(r.FP32 > 0 && r.BF16 > 0) {

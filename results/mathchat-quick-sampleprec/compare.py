@@ -12,26 +12,14 @@ its RL seeds, as the report's verdict reads it."""
 import json, os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
-from pairing import by_arm, paired, run_successes, stage_groups  # noqa: E402
+from pairing import by_arm, paired_evaluations, run_successes, stage_groups  # noqa: E402
 
 RUNS = ('fp32', 'sbf16')
 
 
 def main():
     A, B = (by_arm(run_successes(r)) for r in RUNS)
-    print('| evaluation | problems | fp32 | bf16 sampling | bf16 − fp32 (95% CI) | within? |')
-    print('| --- | ---: | ---: | ---: | --- | --- |')
-    within = 0
-    keys = sorted(set(A) & set(B))
-    for k in keys:
-        a, b = A[k], B[k]
-        if len(a) != len(b):
-            sys.exit(f'{k}: {len(a)} problems in fp32, {len(b)} in sbf16')
-        m, lo, hi = paired(b, a)
-        ok = lo <= 0 <= hi
-        within += ok
-        print(f'| {k} | {len(a)} | {sum(a)/len(a):.3f} | {sum(b)/len(b):.3f} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] | {"yes" if ok else "no"} |')
-    print(f'\n{within} of {len(keys)} intervals include 0.')
+    paired_evaluations(A, B, 'fp32', 'bf16', 'bf16 sampling', 'within?')
     stages()
     phases()
 
