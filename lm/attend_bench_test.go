@@ -79,3 +79,41 @@ func BenchmarkAttendParts(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkAttendLane times attendRow (fp32 cache) per key read, for one
+// decoding step of a lane as quick's rollouts have it: 32 sequences × 4
+// layers × 4 heads of head size 32, 150 cached positions each, in slots
+// of a 512-token context. "hot" reads one slot over and over (it stays in
+// the core's caches); "lane" reads the lane's 128 slots in turn (about
+// 20 MB, past L2), as decoding does; the gap is what reading the cache
+// from memory costs.
+func BenchmarkAttendLane(b *testing.B) {
+	const seqs, heads, layers, ctx, HS, n = 32, 4, 4, 512, 32, 150
+	for _, tc := range []struct {
+		name  string
+		slots int
+	}{{"hot", 1}, {"lane", seqs * layers}} {
+		b.Run(tc.name, func(b *testing.B) {
+			k, v := make([][]float32, tc.slots), make([][]float32, tc.slots)
+			for i := range k {
+				k[i], v[i] = make([]float32, heads*ctx*HS), make([]float32, heads*ctx*HS)
+				for j := range k[i] {
+					k[i][j], v[i][j] = float32(j%13)*0.01, float32(j%7)*0.02
+				}
+			}
+			q, o, s := make([]float32, HS), make([]float32, HS), make([]float32, ctx)
+			for i := range q {
+				q[i] = 0.1
+			}
+			for b.Loop() {
+				for sl := 0; sl < seqs*layers; sl++ {
+					x := sl % tc.slots
+					for h := 0; h < heads; h++ {
+						attendRow(o, s, q, k[x][h*ctx*HS:], v[x][h*ctx*HS:], n, HS, 0.17)
+					}
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*seqs*layers*heads*n), "ns/key")
+		})
+	}
+}
