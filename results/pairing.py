@@ -152,3 +152,22 @@ def paired_evaluations(A, B, a_name, b_name, b_column, last_column='includes 0?'
         within += ok
         print(f'| {k} | {len(a)} | {sum(a)/len(a):.3f} | {sum(b)/len(b):.3f} | {m:+.3f} [{lo:+.3f}, {hi:+.3f}] | {"yes" if ok else "no"} |')
     print(f'\n{within} of {len(keys)} intervals include 0.')
+
+
+def report_verdict(folder):
+    """The report's two verdict tables (sampled, greedy): claim -> (difference cell, holds cell)."""
+    text = open(os.path.join(folder, 'report.md')).read()
+    text = text[text.index('## Verdict'):]
+    tables, rows = [], None
+    for line in text.splitlines():
+        if line.startswith('| claim |'):
+            rows = {}
+        elif rows is not None and line.startswith('| ') and not line.startswith('| ---'):
+            cells = [c.strip() for c in line.strip('|').split('|')]
+            rows[cells[0]] = (cells[3], cells[5])
+        elif rows is not None and not line.startswith('|'):
+            tables.append(rows)
+            rows = None
+            if len(tables) == 2:
+                break
+    return tables

@@ -237,12 +237,17 @@ func benchPrecision(ctx context.Context, nc lm.NamedConfig, bc lm.BenchConfig, r
 	// The iteration's trained tokens per second as a fraction of the same
 	// precision's training rate above: how much of plain training's speed
 	// the RL loop keeps at each precision.
-	if i := slices.IndexFunc(rows, func(r lm.PrecisionRow) bool { return r.Name == lm.TrainingRow }); i >= 0 && tokens > 0 {
+	if i := rowIndex(rows, lm.TrainingRow); i >= 0 && tokens > 0 {
 		t := float64(tokens)
 		rows = append(rows, lm.PrecisionRow{Name: "GRPO iteration of training", Unit: "fraction",
 			FP32: t / iter.FP32 / rows[i].FP32, BF16: t / iter.BF16 / rows[i].BF16})
 	}
 	return rows, nil
+}
+
+// rowIndex is the index of the row named name, or -1.
+func rowIndex(rows []lm.PrecisionRow, name string) int {
+	return slices.IndexFunc(rows, func(r lm.PrecisionRow) bool { return r.Name == name })
 }
 
 func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int, clockGHz float64, workers int) error {
@@ -257,11 +262,11 @@ func printPrecision(w io.Writer, rows []lm.PrecisionRow, steps int, clockGHz flo
 		if r.Unit == "s" {
 			ratio = r.FP32 / r.BF16 // a speed-up, as for the rates
 		}
+		prec := 1
 		if r.Unit == "fraction" {
-			fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.2f×\t\n", r.Name, r.Unit, r.FP32, r.BF16, ratio)
-			continue
+			prec = 3
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.2f×\t\n", r.Name, r.Unit, r.FP32, r.BF16, ratio)
+		fmt.Fprintf(tw, "%s\t%s\t%.*f\t%.*f\t%.2f×\t\n", r.Name, r.Unit, prec, r.FP32, prec, r.BF16, ratio)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

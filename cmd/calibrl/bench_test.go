@@ -4,16 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"slices"
 	"testing"
 
 	"github.com/calibrl/calibrl/lm"
 )
-
-// rowIndex is the index of the row named name, or -1.
-func rowIndex(rows []lm.PrecisionRow, name string) int {
-	return slices.IndexFunc(rows, func(r lm.PrecisionRow) bool { return r.Name == name })
-}
 
 func TestBenchSmoke(t *testing.T) {
 	cmd := newBenchCmd()

@@ -15,32 +15,19 @@ import json, os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, '..'))
-from pairing import by_arm, paired_evaluations, run_successes, stage_groups  # noqa: E402
+from pairing import by_arm, paired_evaluations, report_verdict, run_successes, stage_groups  # noqa: E402
 
 FP32 = os.path.join(here, '..', 'mathchat-quick-lanes')
 BF16 = os.environ.get('BF16', here)
 FP32_RUN = os.environ.get('FP32', FP32)
 
 
-def verdict(report):
-    """The report's two verdict tables: (decoding, claim) -> (difference, holds?)."""
-    rows, table = {}, -1
-    for line in open(os.path.join(report, 'report.md')):
-        if line.startswith('| claim |'):
-            table += 1
-            continue
-        cells = [c.strip() for c in line.strip().strip('|').split('|')]
-        if table in (0, 1) and len(cells) == 6 and ' > ' in cells[0]:
-            rows[('sampled', 'greedy')[table], cells[0]] = (cells[3], cells[5])
-    return rows
-
-
-def sft_nll(run):
-    """Validation NLL of the base and the simulator at their last step,
-    from sft-nll.json, rebuilt from RUN/metrics.jsonl when it is there."""
+def sft_nll(run, name):
+    """The base's and the simulator's validation NLL curves of the run
+    called name in sft-nll.json, rebuilt from RUN/metrics.jsonl when it is
+    there."""
     path = os.path.join(here, 'sft-nll.json')
     N = json.load(open(path)) if os.path.exists(path) else {}
-    name = 'bf16' if run == BF16 else 'fp32'
     metrics = os.path.join(run, 'metrics.jsonl')
     if os.path.exists(metrics):
         curves = {}
@@ -53,22 +40,21 @@ def sft_nll(run):
 
 
 def main():
-    a, b = verdict(FP32), verdict(BF16)
     print('| decoding | claim | fp32 | bf16 | same holding? |')
     print('| --- | --- | --- | --- | --- |')
-    same = 0
-    for k in a:
-        (da, ha), (db, hb) = a[k], b[k]
-        ok = ha == hb
-        same += ok
-        print(f'| {k[0]} | {k[1]} | {da}: {ha} | {db}: {hb} | {"yes" if ok else "**no**"} |')
-    print(f'\n{same} of {len(a)} claims hold (or fail) the same way.\n')
+    same, n = 0, 0
+    for dec, a, b in zip(('sampled', 'greedy'), report_verdict(FP32), report_verdict(BF16)):
+        for claim, (da, ha) in a.items():
+            db, hb = b[claim]
+            same, n = same + (ha == hb), n + 1
+            print(f'| {dec} | {claim} | {da}: {ha} | {db}: {hb} | {"yes" if ha == hb else "**no**"} |')
+    print(f'\n{same} of {n} claims hold (or fail) the same way.\n')
 
     A, B = by_arm(run_successes(FP32_RUN)), by_arm(run_successes(BF16))
     paired_evaluations(A, B, 'fp32', 'bf16', 'bf16')
     print()
 
-    fa, fb = sft_nll(FP32_RUN), sft_nll(BF16)
+    fa, fb = sft_nll(FP32_RUN, 'fp32'), sft_nll(BF16, 'bf16')
     print('| SFT stage | steps | validation NLL fp32 | bf16 |')
     print('| --- | ---: | ---: | ---: |')
     for st in ('base', 'sim'):

@@ -13,29 +13,10 @@ import os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, '..'))
-from pairing import by_arm, paired, run_successes, stage_groups  # noqa: E402
+from pairing import by_arm, paired, report_verdict, run_successes, stage_groups  # noqa: E402
 
 OLD = os.path.join(here, '..', 'mathchat-quick-mended')
 FIRST = os.path.join(here, '8f05f75')  # the timing's reference binary, same command
-
-
-def verdict(folder):
-    """The report's two verdict tables (sampled, greedy): claim -> (difference cell, holds cell)."""
-    text = open(os.path.join(folder, 'report.md')).read()
-    text = text[text.index('## Verdict'):]
-    tables, rows = [], None
-    for line in text.splitlines():
-        if line.startswith('| claim |'):
-            rows = {}
-        elif rows is not None and line.startswith('| ') and not line.startswith('| ---'):
-            cells = [c.strip() for c in line.strip('|').split('|')]
-            rows[cells[0]] = (cells[3], cells[5])
-        elif rows is not None and not line.startswith('|'):
-            tables.append(rows)
-            rows = None
-            if len(tables) == 2:
-                break
-    return tables
 
 
 def short(holds):
@@ -43,7 +24,7 @@ def short(holds):
 
 
 def main():
-    first, old, new = verdict(FIRST), verdict(OLD), verdict(here)
+    first, old, new = report_verdict(FIRST), report_verdict(OLD), report_verdict(here)
     changed, changed1 = 0, 0
     print('| decoding | claim | 8f05f75 | ac27023 (padding computed) | e5c8f3c (padding skipped) | same holding as ac27023? | as 8f05f75? |')
     print('| --- | --- | --- | --- | --- | --- | --- |')
