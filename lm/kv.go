@@ -30,8 +30,7 @@ func (kv *KV) Len() int { return len(kv.ids) }
 // other sequences; the cache can be filled again.
 func (kv *KV) Release() {
 	if kv.slot != nil {
-		d := kv.m.decoder(0)
-		d.free = append(d.free, kv.slot)
+		kv.m.dropSlot(kv.slot)
 		kv.slot = nil
 	}
 	kv.ids = kv.ids[:0]
@@ -50,10 +49,23 @@ func (kv *KV) ensureSlot(bf16 bool) *kvSlot {
 // each head's keys (values) contiguous. A bf16 run keeps them in bf16
 // (kb, vb; bf16 set): decoding reads the whole cache at every step, and
 // half the bytes is the larger part of its time.
+//
+// A slot may share its sequence's first n positions with another
+// sequence that has the same tokens there (kvshare.go): those positions
+// are then read from base's sequence, and this slot's own memory holds
+// positions n on, at their usual offsets.
 type kvSlot struct {
 	k, v   [][]float32
 	kb, vb [][]uint16
 	bf16   bool // kb and vb hold the sequence, not k and v
+
+	base *kvSlot // holds positions [0, n) of this slot's sequence; nil: none
+	n    int
+	// refs counts the KV that owns the slot and the slots based on it;
+	// the slot is free again at zero. shared is the longest prefix a slot
+	// based on this one reads: while refs > 1 the owner may not write
+	// below it.
+	refs, shared int
 }
 
 // newSlot takes a free slot of the model's, or a new empty one.
@@ -62,9 +74,27 @@ func (m *Model) newSlot() *kvSlot {
 	if n := len(d.free); n > 0 {
 		sl := d.free[n-1]
 		d.free = d.free[:n-1]
+		sl.refs = 1
 		return sl
 	}
-	return &kvSlot{}
+	return &kvSlot{refs: 1}
+}
+
+// dropSlot lets one holder of sl go: the slot, and in turn its base, is
+// free once no KV and no other slot holds it.
+func (m *Model) dropSlot(sl *kvSlot) {
+	sl.refs--
+	switch {
+	case sl.refs == 1:
+		sl.shared = 0 // only the owner is left
+	case sl.refs == 0:
+		if sl.base != nil {
+			m.dropSlot(sl.base)
+		}
+		sl.base, sl.n, sl.shared = nil, 0, 0
+		d := m.decoder(0)
+		d.free = append(d.free, sl)
+	}
 }
 
 // ensure makes sl hold keys and values in bf16 or fp32, allocating that
@@ -296,11 +326,14 @@ func (d *decodeState) stepRows(m *Model, W, w0, lo, hi int, rows []kvRow, heads 
 				base := h * ctx * HS
 				o := att[i*C+h*HS : i*C+(h+1)*HS]
 				sl := slots[r.seq]
-				if bf {
+				switch {
+				case bf:
 					attendRowBF16(o, sc, q, sl.kb[l][base:], sl.vb[l][base:], r.pos+1, HS, scale)
-					continue
+				case sl.base != nil:
+					attendShared(o, sc, q, sl, l, base, r.pos+1, scale)
+				default:
+					attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 				}
-				attendRow(o, sc, q, sl.k[l][base:], sl.v[l][base:], r.pos+1, HS, scale)
 			}
 		})
 		layerMM(W, bf, x, att, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, R, C, C)

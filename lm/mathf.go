@@ -104,27 +104,37 @@ func attendRow(o, s, q, k, v []float32, n, stride int, scale float32) {
 	if len(k) < (n-1)*stride+HS || len(v) < (n-1)*stride+HS {
 		panic("lm: attendRow cache slice too short")
 	}
-	vec := useAVX2 && HS%8 == 0
-	if vec {
-		scoresAVX2(s, q, k, stride, scale)
-	} else {
-		for j := range s {
-			kj := k[j*stride : j*stride+HS]
-			var d float32
-			for i, qi := range q {
-				d += qi * kj[i]
-			}
-			s[j] = d * scale
-		}
-	}
+	scoresRow(s, q, k, stride, scale)
 	softmaxCausalRow(s, n-1)
 	clear(o)
-	if vec {
-		mixAVX2(o, s, v, stride)
+	mixRow(o, s, v, stride)
+}
+
+// scoresRow sets s[j] = scale·q·k_j for the keys k_j = k[j·stride:][:len(q)].
+func scoresRow(s, q, k []float32, stride int, scale float32) {
+	if useAVX2 && len(q)%8 == 0 {
+		scoresAVX2(s, q, k, stride, scale)
 		return
 	}
-	for j, pj := range s {
-		vj := v[j*stride : j*stride+HS]
+	for j := range s {
+		kj := k[j*stride : j*stride+len(q)]
+		var d float32
+		for i, qi := range q {
+			d += qi * kj[i]
+		}
+		s[j] = d * scale
+	}
+}
+
+// mixRow adds p[j]·v_j to o for the values v_j = v[j·stride:][:len(o)],
+// in j order (each o[i] one chain of multiply-adds, as mixAVX2 keeps it).
+func mixRow(o, p, v []float32, stride int) {
+	if useAVX2 && len(o)%8 == 0 {
+		mixAVX2(o, p, v, stride)
+		return
+	}
+	for j, pj := range p {
+		vj := v[j*stride : j*stride+len(o)]
 		for i := range o {
 			o[i] += pj * vj[i]
 		}

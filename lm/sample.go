@@ -172,12 +172,27 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	// for each last one.
 	bf := ActiveSamplePrecision() == BF16
 	skip := make([]int, S)
-	prefill := 0
+	var fresh []int // sequences whose caches hold nothing of their prompt
 	for s, p := range prompts {
 		if sl := seqs[s].slot; sl != nil && sl.bf16 != bf {
 			seqs[s].ids = seqs[s].ids[:0] // filled at the other precision: read again
 		}
 		skip[s] = min(commonPrefix(seqs[s].ids, p), len(p)-1)
+		seqs[s].keep(skip[s])
+		if skip[s] == 0 && !bf {
+			fresh = append(fresh, s)
+		}
+	}
+	// Fresh prompts that begin alike read their common prefix once
+	// (kvshare.go): a sequence reads from n[s] on, in a prefill phase
+	// after the one that reads what it shares.
+	parent, n, depth := sharePlan(prompts, fresh)
+	prefill, phases := 0, 1
+	for s, p := range prompts {
+		if parent[s] >= 0 {
+			skip[s] = n[s]
+			phases = max(phases, depth[s]+1)
+		}
 		prefill += len(p) - skip[s]
 	}
 	stepRows := S
@@ -194,20 +209,51 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	for _, t := range sc.Stop {
 		stop[t] = true
 	}
-	rows := st.rows[:0]
-	var heads []int
 	active := make([]int, 0, S) // sequences still generating
 	for s, p := range prompts {
 		kv := seqs[s]
-		kv.ids = append(kv.ids[:skip[s]], p[skip[s]:]...)
+		k := min(skip[s], len(kv.ids)) // a sequence that shares holds nothing yet
+		kv.ids = append(kv.ids[:k], p[k:]...)
 		slots[s] = kv.ensureSlot(bf)
-		for t := skip[s]; t < len(p); t++ {
-			rows = append(rows, kvRow{seq: s, pos: t, tok: p[t]})
-		}
-		heads = append(heads, len(rows)-1)
 		active = append(active, s)
 	}
-	logits := st.prefill(m, rows, heads, slots)
+	for s, q := range parent {
+		if q >= 0 {
+			sl := slots[s]
+			sl.base, sl.n = slots[q], n[s]
+			slots[q].refs++
+			slots[q].shared = max(slots[q].shared, n[s])
+		}
+	}
+	rows := st.rows[:0]
+	var heads []int
+	var logits []float32
+	V := cfg.VocabSize
+	for phase := range phases {
+		rows, heads = rows[:0], heads[:0]
+		var in []int // the sequences of this phase
+		for s, p := range prompts {
+			if depth[s] != phase {
+				continue
+			}
+			for t := skip[s]; t < len(p); t++ {
+				rows = append(rows, kvRow{seq: s, pos: t, tok: p[t]})
+			}
+			heads = append(heads, len(rows)-1)
+			in = append(in, s)
+		}
+		out := st.prefill(m, rows, heads, slots)
+		if phases == 1 {
+			logits = out
+			break
+		}
+		if logits == nil {
+			logits = make([]float32, S*V)
+		}
+		for i, s := range in {
+			copy(logits[s*V:(s+1)*V], out[i*V:(i+1)*V])
+		}
+	}
 	for {
 		next := rows[:0]
 		var keep []int
