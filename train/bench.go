@@ -245,16 +245,21 @@ func benchTokenizer(vocab int) (*tokenizer.Tokenizer, error) {
 }
 
 // benchTask is the benchmark's task: every instance alike in shape, the
-// reward a hash of the conversation (so groups are not flat).
+// reward a hash of the conversation (so groups are not flat). Each
+// instance asks about its own numbers, as a real task's problems differ:
+// the simulator's prompt is shared by an instance's G conversations and
+// only its first words by the others, which is what the sampler's shared
+// prefixes can save in a real run, not more.
 type benchTask struct{}
 
 func (benchTask) Name() string { return "bench" }
 func (benchTask) Spec() string { return "bench" }
 
 func (benchTask) Instance(split string, index int) (*dialog.Oracle, *dialog.View, error) {
+	a, b := 11+index*37%89, 23+index*53%71
 	return &dialog.Oracle{Task: "bench", Split: split, ID: fmt.Sprintf("bench/%s/%d", split, index),
-			Instruction: "ask for the sum of two numbers and check the answer",
-			Opening:     "what is the sum of the two numbers", Truth: "some number",
+			Instruction: fmt.Sprintf("ask for the sum of %d and %d and check the answer", a, b),
+			Opening:     fmt.Sprintf("what is the sum of %d and %d", a, b), Truth: fmt.Sprint(a + b),
 			Persona: dialog.Persona{Patience: 3, Clarity: 0.5}},
 		&dialog.View{Task: "bench", Instructions: "help the user with what they ask and give the answer when you know it"}, nil
 }
