@@ -10,7 +10,7 @@ b's on the same problems with the same user seeds: the mean and the
 percentile interval of `resamples` bootstrap means over problems; a and b
 are per-problem successes, as "0"/"1" strings or numbers (a mean over RL
 seeds)."""
-import glob, json, os, random
+import filecmp, glob, json, os, random
 
 
 def successes(path='successes.json'):
@@ -97,6 +97,34 @@ def run_successes(run):
             S[os.path.relpath(p, run)[:-len('.episodes.jsonl')]] = ''.join('1' if e['success'] else '0' for e in eps)
         json.dump(S, open(path, 'w'), indent=0, sort_keys=True)
     return json.load(open(path))
+
+
+def print_identity(old, run, old_name, files, here):
+    """Prints whether every evaluation and sim-to-real play of run succeeds
+    on the same problems as old's (run_successes), then whether each
+    (name, folder) of files is byte-identical to run's file of that name
+    (folders named relative to here)."""
+    a, b = run_successes(old), run_successes(run)
+    same = [k for k in a if b.get(k) == a[k]]
+    differ = [k for k in a if k in b and b[k] != a[k]]
+    missing = sorted(set(a) ^ set(b))
+    print(f'{len(same)} of {len(a)} evaluations and sim-to-real plays succeed on exactly the same problems as {old_name}\'s; '
+          f'{len(differ)} differ; {len(missing)} in one run only.\n')
+    for k in differ:
+        print(f'- {k}: differs')
+    for name, folder in files:
+        ok = filecmp.cmp(os.path.join(folder, name), os.path.join(run, name), shallow=False)
+        print(f'- {name}: {"byte-identical" if ok else "**differs**"} against {os.path.relpath(folder, here)}/{name}')
+
+
+def print_stage_table(cols):
+    """Prints the stage groups' wall and CPU seconds of each (name,
+    stage_groups) in cols side by side, and each column's CPU total."""
+    print('| stages | ' + ' | '.join(f'wall s {n}' for n, _ in cols) + ' | ' + ' | '.join(f'CPU s {n}' for n, _ in cols) + ' |')
+    print('| --- |' + ' ---: |' * (2 * len(cols)))
+    for g in cols[0][1]:
+        print(f'| {g} | ' + ' | '.join(f'{G.get(g, [0, 0])[0]:.0f}' for _, G in cols) + ' | ' + ' | '.join(f'{G.get(g, [0, 0])[1]:.0f}' for _, G in cols) + ' |')
+    print('| all | ' + ' | ' * (len(cols) - 1) + ' | ' + ' | '.join(f'{sum(v[1] for v in G.values()):.0f}' for _, G in cols) + ' |')
 
 
 def stage_kind(stage):

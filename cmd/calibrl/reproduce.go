@@ -298,7 +298,7 @@ RL stage in conversations played; the evaluations a third of quick's.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.Task, "task", "mathchat", "task: "+joinNames(task.Names()))
 	addDataFlag(f, &data)
-	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (23 to 27 minutes on 2 quiet cores, about an hour beside other work), standard (quick with 4× the RL iterations; about twice quick's time, estimated from its measured iteration times), paper (hours)")
+	f.StringVar(&presetName, "preset", "quick", "budget: tiny (seconds, for tests), quick (23 to 31 minutes on 2 quiet cores, about an hour beside other work), standard (quick with 4× the RL iterations; about twice quick's time, estimated from its measured iteration times), paper (hours)")
 	f.StringVar(&cfg.Out, "out", "", "run folder (default runs/TASK-PRESET-seedS); an existing one is resumed")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of every stage")
 	f.BoolVar(&cfg.FilteredBC, "filtered-bc", false, "also train the filtered behaviour-cloning arm: the base fine-tuned on the logs' solved conversations (the cheap alternative to RL), per RL seed, beside the others in every table")
