@@ -86,7 +86,7 @@ func (m *Model) dropSlot(sl *kvSlot) {
 	sl.refs--
 	switch {
 	case sl.refs == 1:
-		sl.shared = 0 // only the owner is left
+		sl.shared = 0 // one holder left: nobody else reads the slot
 	case sl.refs == 0:
 		if sl.base != nil {
 			m.dropSlot(sl.base)

@@ -10,16 +10,7 @@ import (
 // share prefixes; HS 16 takes the AVX2 kernels, HS 6 the scalar loops.
 func shareModel(t *testing.T, dim int) *Model {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(5, 6))
-	m, err := New(Config{VocabSize: 37, Context: 96, Dim: dim, Layers: 2, Heads: 2}, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range m.Params.Data {
-		m.Params.Data[i] += float32(rng.NormFloat64() * 0.2)
-	}
-	m.Workers = 2
-	return m
+	return peakedModel(t, Config{VocabSize: 37, Context: 96, Dim: dim, Layers: 2, Heads: 2}, rand.NewPCG(5, 6), 2)
 }
 
 // sharePrompts are opening prompts as a batch of conversations has them:

@@ -12,8 +12,14 @@ import (
 // next-token distributions are far from uniform.
 func sampleModel(t *testing.T, workers int) *Model {
 	t.Helper()
-	cfg := Config{VocabSize: 37, Context: 24, Dim: 16, Layers: 2, Heads: 2}
-	rng := rand.New(rand.NewPCG(11, 12))
+	return peakedModel(t, Config{VocabSize: 37, Context: 24, Dim: 16, Layers: 2, Heads: 2}, rand.NewPCG(11, 12), workers)
+}
+
+// peakedModel is a random model of cfg drawn from src, its weights then
+// moved by N(0, 0.2²) each so that its distributions are far from uniform.
+func peakedModel(t *testing.T, cfg Config, src rand.Source, workers int) *Model {
+	t.Helper()
+	rng := rand.New(src)
 	m, err := New(cfg, rng)
 	if err != nil {
 		t.Fatal(err)
