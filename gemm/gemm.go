@@ -105,6 +105,16 @@ func SgemmWorkers(workers int, transA, transB bool, m, n, k int, alpha float32, 
 	sgemmWith(activeKernel, workers, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// SliceK is how Sgemm cuts k: each C element sums its k terms in slices
+// at the fixed multiples 0, SliceK, 2·SliceK, … in order, each slice one
+// chain of multiply-adds from +0, and adds each slice's sum into C. A
+// caller that leaves out terms it knows are zero (zero rows of Aᵀ) keeps
+// every bit by calling Sgemm once per slice of the full k, on that
+// slice's other terms, with beta 1: a zero term leaves a chain that
+// started at +0 as it was, sign included, and a slice with no terms
+// adds +0.
+const SliceK = kcBlock
+
 // checkArgs panics with a readable message when the dimensions and slices
 // do not describe valid matrices: reading past them would be a bug in the
 // caller, not bad outside input.

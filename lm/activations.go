@@ -18,6 +18,9 @@ type activations struct {
 	dqkv       []float32 // [N,3C]
 	dfc        []float32 // [N,4C]
 	attScratch []float32 // [workers,T,T], T the longest sequence
+	masked     bool      // the last forward was ForwardMaskedAt's
+	keep       []int     // its marked rows, ascending
+	headRows   []int     // the batch row of each row of lnf and probs the head ran on (nil: all, in place)
 	reduce     []float32 // [reduceChunks,4C] column-reduction partials
 }
 

@@ -159,16 +159,31 @@ func (m *Model) Forward(tokens []int, B, T int, lens []int) ([]float32, error) {
 // success 0.69 → 0.08 at temp 0.7). Backward carries the 1/temp through.
 // temp 1 is Forward, bit for bit.
 func (m *Model) ForwardAt(tokens []int, B, T int, lens []int, temp float32) ([]float32, error) {
+	return m.ForwardMaskedAt(tokens, B, T, lens, temp, nil)
+}
+
+// ForwardMaskedAt is ForwardAt for a trainer that reads only the
+// predictions mask marks (mask [B,T], > 0: marked; nil: all): logp is 0
+// elsewhere, and the head (its product, softmax and, in Backward, its two
+// gradient products) runs on the marked rows alone, since SFT marks one
+// role's turns and RL the agent's. The marked log-probs, and the
+// gradients of a Backward whose dlogp is zero off the mask, are the
+// bits ForwardAt and Backward give. Backward refuses a gradient at an
+// unmarked prediction.
+func (m *Model) ForwardMaskedAt(tokens []int, B, T int, lens []int, temp float32, mask []float32) ([]float32, error) {
 	if err := m.checkBatch(tokens, B, T, lens); err != nil {
 		return nil, err
 	}
 	if !(temp > 0) || math.IsInf(float64(temp), 0) {
 		return nil, fmt.Errorf("lm: forward at temperature %v, want a positive finite one", temp)
 	}
+	if mask != nil && len(mask) != B*T {
+		return nil, fmt.Errorf("lm: forward: mask has %d entries for a %d×%d batch", len(mask), B, T)
+	}
 	m.temp = temp
 	m.setBatch(tokens, B, T, lens)
 	m.forwardHidden()
-	m.forwardHead()
+	m.forwardHead(mask)
 	m.pending = true
 	return m.padded(m.acts.logp), nil
 }
@@ -245,22 +260,52 @@ func (m *Model) forwardHidden() {
 	layernormForward(W, a.lnf, a.lnfMean, a.lnfRstd, x, p.LNFW, p.LNFB, N, C)
 }
 
-// forwardHead: probs [N,V] = softmax(lnf·LMHeadᵀ) on rows with a target,
-// logp [N] = log probs[target] (0 without one). The log-softmax is fused:
-// one pass for the max, one for Σexp that also leaves the probabilities.
-func (m *Model) forwardHead() {
+// forwardHead: probs = softmax(lnf·LMHeadᵀ) on the rows with a target
+// (and, with mask, marked), logp [N] = log probs[target] (0 on the
+// others). The log-softmax is fused: one pass for the max, one for Σexp
+// that also leaves the probabilities. With mask in fp32 the rows it keeps
+// are moved to the front of lnf and probs, in order, and acts.headRows
+// lists where each came from (Backward's head reads them there); without
+// one, or in bf16 (whose weight gradient pairs rows), the head runs on
+// every row and headRows is nil.
+func (m *Model) forwardHead(mask []float32) {
 	cfg, a := m.Config, &m.acts
-	N, V := m.batch.rows, cfg.VocabSize
-	m.headLogits(a.probs, N)
+	N, V, C := m.batch.rows, cfg.VocabSize, cfg.Dim
+	a.headRows, a.masked = nil, mask != nil
+	rows := N
+	if mask != nil {
+		keep := a.keep[:0]
+		for b, sp := range m.batch.spans {
+			for t := 0; t < sp.n; t++ {
+				if i := sp.start + t; m.targets[i] >= 0 && mask[b*m.nt+t] > 0 {
+					keep = append(keep, i)
+				}
+			}
+		}
+		a.keep = keep
+		if m.bf16 == nil {
+			for k, i := range keep { // k ≤ i: row i is read before anything lands on it
+				if k != i {
+					copy(a.lnf[k*C:(k+1)*C], a.lnf[i*C:(i+1)*C])
+				}
+			}
+			a.headRows, rows = keep, len(keep)
+		}
+	}
+	m.headLogits(a.probs, rows)
 	inv := 1 / m.temp
-	parallelFor(m.nw, N, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
+	clear(a.logp[:N])
+	parallelFor(m.nw, rows, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := k
+			if a.headRows != nil {
+				i = a.headRows[k]
+			}
 			y := m.targets[i]
 			if y < 0 {
-				a.logp[i] = 0
 				continue
 			}
-			row := a.probs[i*V : (i+1)*V]
+			row := a.probs[k*V : (k+1)*V]
 			if inv != 1 {
 				scalef(row, inv)
 			}
@@ -271,6 +316,16 @@ func (m *Model) forwardHead() {
 			a.logp[i] = ly - logf(sum)
 		}
 	})
+	if mask != nil && a.headRows == nil {
+		// bf16: every row computed; the unmarked read 0 as in fp32.
+		for b, sp := range m.batch.spans {
+			for t := 0; t < sp.n; t++ {
+				if mask[b*m.nt+t] <= 0 {
+					a.logp[sp.start+t] = 0
+				}
+			}
+		}
+	}
 }
 
 // headLogits sets out [N,V] = lnf·LMHeadᵀ, in the last Forward's precision.
@@ -297,19 +352,41 @@ func (m *Model) Backward(dlogp []float32) error {
 	if len(dlogp) != B*T {
 		return fmt.Errorf("lm: backward got %d upstream gradients for a %d×%d batch", len(dlogp), B, T)
 	}
+	if a.masked {
+		marked := a.keep // ascending ragged rows, spans in order
+		for b, sp := range m.batch.spans {
+			for t := 0; t < sp.n; t++ {
+				if len(marked) > 0 && marked[0] == sp.start+t {
+					marked = marked[1:]
+					continue
+				}
+				if m.targets[sp.start+t] >= 0 && dlogp[b*T+t] != 0 {
+					return fmt.Errorf("lm: backward: gradient %v at [%d,%d], a prediction the masked forward did not score", dlogp[b*T+t], b, t)
+				}
+			}
+		}
+	}
 	m.pending = false
 	// dlogp [B,T] onto the ragged rows; padding had no logp to weigh.
 	dl := a.dlogp[:N]
 	for b, s := range m.batch.spans {
 		copy(dl[s.start:s.start+s.n], dlogp[b*T:b*T+s.n])
 	}
+	rows := N // head rows: all, or the marked ones (ForwardMaskedAt, fp32)
+	if a.headRows != nil {
+		rows = len(a.headRows)
+	}
 
 	// dlogits = dlogp·(onehot(y) − probs)/temp, in place over probs.
 	dlogits := a.probs
 	inv := 1 / m.temp
-	parallelFor(W, N, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := dlogits[i*V : (i+1)*V]
+	parallelFor(W, rows, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := k
+			if a.headRows != nil {
+				i = a.headRows[k]
+			}
+			row := dlogits[k*V : (k+1)*V]
 			y, d := m.targets[i], dl[i]*inv
 			if y < 0 || d == 0 {
 				clear(row)
@@ -340,8 +417,7 @@ func (m *Model) Backward(dlogp []float32) error {
 		gemm.Bgemm(N, 1, dlogits, V, &pw.lmHeadT, 0, dtmp, C)
 		weightGradBF16(g.LMHead, dlogits, a.lnf, dy, N, V, C)
 	} else {
-		gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
-		gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
+		m.headBackward(dlogits, dtmp, dl, N, a.headRows)
 	}
 	clear(dres[:N*C])
 	layernormBackward(W, dres, g.LNFW, g.LNFB, dtmp, m.layerInput(cfg.Layers), p.LNFW, a.lnfMean, a.lnfRstd, N, C, a.reduce)
@@ -362,6 +438,77 @@ func (m *Model) Backward(dlogp []float32) error {
 	}
 	encoderBackward(g.WTE, g.WPE, dres, m.tokens, m.pos, N, C)
 	return nil
+}
+
+// denseHead makes headBackward run on every row (tests compare the two).
+var denseHead bool
+
+// headBackward is the head's fp32 backward, dlnf = dlogits·LMHead into
+// dtmp [N,C] and dLMHead += dlogitsᵀ·lnf, over the rows that carry a
+// gradient (a target and dl ≠ 0; the others' dlogits are zero). from
+// lists the batch row of each of dlogits' and lnf's rows (nil: row k is
+// row k, all N). Training marks only some predictions (SFT one role's
+// turns, RL the agent's), and the head's two products on all rows were
+// about two thirds of the head's time. The bits are those of the
+// products over all rows: a row's dlnf depends only on that row, the
+// others' is +0 either way, and dLMHead's sum over rows is taken per
+// gemm.SliceK slice of the batch's rows, which a zero row does not
+// change (gemm.SliceK). It moves dlogits' and lnf's gradient rows to
+// their front, in order: Backward reads neither again.
+func (m *Model) headBackward(dlogits, dtmp, dl []float32, N int, from []int) {
+	C, V := m.Config.Dim, m.Config.VocabSize
+	a, p, g := &m.acts, m.Params, m.Grads
+	rows := N
+	if from != nil {
+		rows = len(from)
+	}
+	row := func(k int) int {
+		if from != nil {
+			return from[k]
+		}
+		return k
+	}
+	var keep []int // batch rows of the gradient rows, ascending
+	var at []int   // where each is in dlogits and lnf
+	for k := 0; k < rows; k++ {
+		if i := row(k); m.targets[i] >= 0 && dl[i] != 0 {
+			keep, at = append(keep, i), append(at, k)
+		}
+	}
+	K := len(keep)
+	if from == nil && (10*K > 9*N || denseHead) { // nearly every row: moving rows would cost what it saves
+		gemm.Sgemm(false, false, N, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
+		gemm.Sgemm(true, false, V, C, N, 1, dlogits, V, a.lnf, C, 1, g.LMHead, C)
+		return
+	}
+	for k, j := range at { // k ≤ j: row j is read before anything lands on it
+		if k != j {
+			copy(dlogits[k*V:(k+1)*V], dlogits[j*V:(j+1)*V])
+			copy(a.lnf[k*C:(k+1)*C], a.lnf[j*C:(j+1)*C])
+		}
+	}
+	gemm.Sgemm(false, false, K, C, V, 1, dlogits, V, p.LMHead, C, 0, dtmp, C)
+	// Back to each row's place, last first (keep[k] ≥ k), and +0 between.
+	next := N
+	for k := K - 1; k >= 0; k-- {
+		i := keep[k]
+		clear(dtmp[(i+1)*C : next*C])
+		if k != i {
+			copy(dtmp[i*C:(i+1)*C], dtmp[k*C:(k+1)*C])
+		}
+		next = i
+	}
+	clear(dtmp[:next*C])
+	for lo, k0 := 0, 0; lo < N; lo += gemm.SliceK {
+		k1 := k0
+		for k1 < K && keep[k1] < lo+gemm.SliceK {
+			k1++
+		}
+		if k1 > k0 {
+			gemm.Sgemm(true, false, V, C, k1-k0, 1, dlogits[k0*V:], V, a.lnf[k0*C:], C, 1, g.LMHead, C)
+		}
+		k0 = k1
+	}
 }
 
 // layerInput is the residual stream entering block l (l = L: leaving the

@@ -22,7 +22,9 @@ type StepStats struct {
 // logp (see MaskedNLL); nil trains on every position that has a next
 // token within lens.
 func SFTStep(m *Model, opt *AdamW, tc TrainConfig, tokens []int, B, T int, lens []int, mask []float32) (StepStats, error) {
-	logp, err := m.Forward(tokens, B, T, lens)
+	// The head runs on the marked predictions only (ForwardMaskedAt):
+	// MaskedNLL reads no other.
+	logp, err := m.ForwardMaskedAt(tokens, B, T, lens, 1, mask)
 	if err != nil {
 		return StepStats{}, fmt.Errorf("sft step: %w", err)
 	}

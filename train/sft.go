@@ -495,7 +495,7 @@ func meanNLL(m *chatlm.Model, seqs []chatlm.Sequence, batch int) float64 {
 	var total, count float64
 	for i := 0; i < len(seqs); i += batch {
 		tok, B, T, lens, mask := m.Pack(seqs[i:min(i+batch, len(seqs))])
-		logp, err := m.LM.Forward(tok, B, T, lens)
+		logp, err := m.LM.ForwardMaskedAt(tok, B, T, lens, 1, mask) // the head on the marked rows only
 		if err != nil {
 			return math.NaN()
 		}

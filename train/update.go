@@ -212,7 +212,9 @@ func (r *rlRun) step(seqs []chatlm.Sequence, idx, mb []int, old, ref [][]float32
 			}
 		}
 	}
-	logp, err := r.policy.LM.ForwardAt(tok, B, T, lens, r.scoreTemp())
+	// The loss reads only the trained predictions (mask > 0), so the
+	// head runs on those alone (lm.ForwardMaskedAt).
+	logp, err := r.policy.LM.ForwardMaskedAt(tok, B, T, lens, r.scoreTemp(), mask)
 	if err != nil {
 		return PolicyLossStats{}, 0, err
 	}
@@ -280,9 +282,11 @@ func (b *updateBuffers) take(n int) (old, ref, adv, dlogp []float32) {
 }
 
 // sequenceLogp returns, for each seqs[idx[k]], its per-position log-probs
-// under m (length len(IDs)), in batches of batch sequences. A row's
-// log-probs do not depend on the rows beside it, and padding costs no
-// work (lm.Model.Forward), so the batching changes no figure.
+// under m (length len(IDs)) where it is trained (Mask > 0; 0 elsewhere,
+// which no loss reads, so the head runs on those rows alone), in batches
+// of batch sequences. A row's log-probs do not depend on the rows beside
+// it, and padding costs no work (lm.Model.Forward), so the batching
+// changes no figure.
 func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int, temp float32) ([][]float32, error) {
 	out := make([][]float32, len(idx))
 	for lo := 0; lo < len(idx); lo += batch {
@@ -291,8 +295,8 @@ func sequenceLogp(m *chatlm.Model, seqs []chatlm.Sequence, idx []int, batch int,
 		for j, i := range part {
 			b[j] = seqs[i]
 		}
-		tok, B, T, lens, _ := m.Pack(b)
-		logp, err := m.LM.ForwardAt(tok, B, T, lens, temp)
+		tok, B, T, lens, mask := m.Pack(b)
+		logp, err := m.LM.ForwardMaskedAt(tok, B, T, lens, temp, mask)
 		if err != nil {
 			return nil, err
 		}
