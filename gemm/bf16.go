@@ -199,6 +199,29 @@ func cvtBF16(dst []uint16, src []float32) {
 	}
 }
 
+// ToBF16Halves rounds src to bf16 (ToBF16) in blocks of 32 values, each
+// block's two halves interleaved: dst[b+2t] = ToBF16(src[b+t]) and
+// dst[b+2t+1] = ToBF16(src[b+16+t]) for t < 16. This is the order the
+// bf16 attention kernels read a cached key or value in (as uint32 words,
+// the pair bf16(src[b+t]) | bf16(src[b+16+t])<<16). len(src) must be a
+// multiple of 32 and dst at least as long.
+func ToBF16Halves(dst []uint16, src []float32) {
+	n := len(src)
+	if n%32 != 0 {
+		panic(fmt.Sprintf("gemm: ToBF16Halves of %d values, want a multiple of 32", n))
+	}
+	dst = dst[:n]
+	if hasBF16Asm && n > 0 {
+		halvesBF16AVX512(&dst[0], &src[0], n)
+		return
+	}
+	for b := 0; b < n; b += 32 {
+		for t := 0; t < 16; t++ {
+			dst[b+2*t], dst[b+2*t+1] = ToBF16(src[b+t]), ToBF16(src[b+16+t])
+		}
+	}
+}
+
 // pairBF16 sets the pair ToBF16(lo[j]) | ToBF16(hi[j])<<16 at
 // dst[(j/32)·step + j%32] for every j of lo: two rows of op(B) (or of A,
 // for Aᵀ) into PackedB's pairs, one panel's row per 32 columns, step

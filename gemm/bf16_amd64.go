@@ -33,3 +33,6 @@ func bfKernAsm(kc int, a []uint32, rsA int, b []uint32, ldb int, c []float32, ld
 
 //go:noescape
 func pairBF16AVX512(dst *uint32, step int, lo, hi *float32, n int)
+
+//go:noescape
+func halvesBF16AVX512(dst *uint16, src *float32, n int)

@@ -161,6 +161,37 @@ cvtdone:
 	VZEROUPPER
 	RET
 
+// func halvesBF16AVX512(dst *uint16, src *float32, n int)
+//
+// For each block of 32 floats of src (n a multiple of 32): the 16 pairs
+// bf16(src[t]) | bf16(src[16+t])<<16, t < 16, at dst as 32 uint16s
+// (ToBF16Halves).
+TEXT ·halvesBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $5, CX
+	JZ   halvesdone
+
+halvesloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VCVTNEPS2BF16_ZY(4, 0)
+	VCVTNEPS2BF16_ZY(5, 1)
+	VPMOVZXWD Y4, Z4
+	VPMOVZXWD Y5, Z5
+	VPSLLD    $16, Z5, Z5
+	VPORD     Z4, Z5, Z5
+	VMOVDQU32 Z5, (DI)
+	ADDQ      $128, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       halvesloop
+
+halvesdone:
+	VZEROUPPER
+	RET
+
 // func pairBF16AVX512(dst *uint32, step int, lo, hi *float32, n int)
 //
 // For j < n, n a multiple of 32: the pair bf16(lo[j]) | bf16(hi[j])<<16

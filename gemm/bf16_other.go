@@ -11,3 +11,5 @@ func cvtBF16AVX512(dst *uint16, src *float32, n int) { panic("gemm: no AVX512_BF
 func pairBF16AVX512(dst *uint32, step int, lo, hi *float32, n int) {
 	panic("gemm: no AVX512_BF16 kernel")
 }
+
+func halvesBF16AVX512(dst *uint16, src *float32, n int) { panic("gemm: no AVX512_BF16 kernel") }

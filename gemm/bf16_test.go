@@ -459,3 +459,41 @@ func TestPairBF16MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// ToBF16Halves rounds as ToBF16 does, on the vector path and the loop,
+// and interleaves each block's halves: word t of a block is the pair
+// bf16(src[t]) | bf16(src[16+t])<<16.
+func TestToBF16HalvesMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for _, n := range []int{0, 32, 64, 4096} {
+		src := make([]float32, n)
+		for i := range src {
+			src[i] = math.Float32frombits(r.Uint32())
+		}
+		if n > 0 {
+			src[0], src[17] = math.Float32frombits(0x3f808000), math.Float32frombits(0x00000001)
+		}
+		paths := []bool{false}
+		if hasBF16Asm {
+			paths = append(paths, true)
+		}
+		for _, asm := range paths {
+			prev := hasBF16Asm
+			hasBF16Asm = asm
+			dst := make([]uint16, n+2)
+			dst[n], dst[n+1] = 0xbeef, 0xbeef // past the end: untouched
+			ToBF16Halves(dst, src)
+			hasBF16Asm = prev
+			for b := 0; b < n; b += 32 {
+				for j := 0; j < 16; j++ {
+					if lo, hi := ToBF16(src[b+j]), ToBF16(src[b+16+j]); dst[b+2*j] != lo || dst[b+2*j+1] != hi {
+						t.Fatalf("n %d asm %v: block %d pair %d = %#04x %#04x, ToBF16 gives %#04x %#04x", n, asm, b/32, j, dst[b+2*j], dst[b+2*j+1], lo, hi)
+					}
+				}
+			}
+			if dst[n] != 0xbeef || dst[n+1] != 0xbeef {
+				t.Fatalf("n %d asm %v: wrote past the end", n, asm)
+			}
+		}
+	}
+}

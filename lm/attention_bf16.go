@@ -23,22 +23,14 @@ func bf16Index(i, HS int) int {
 }
 
 // putBF16Row rounds src (one head's keys or values of one position) into
-// dst in the cache's order.
+// dst in the cache's order (gemm.ToBF16Halves; element order where the
+// head size is not a multiple of 32).
 func putBF16Row(dst []uint16, src []float32) {
-	HS := len(src)
-	if HS%32 != 0 {
+	if len(src)%32 != 0 {
 		gemm.ToBF16Slice(dst, src)
 		return
 	}
-	dst = dst[:HS]
-	var r [32]uint16
-	for b := 0; b < HS; b += 32 {
-		gemm.ToBF16Slice(r[:], src[b:b+32]) // vector rounding, then the pairs
-		d := dst[b : b+32]
-		for t := 0; t < 16; t++ {
-			d[2*t], d[2*t+1] = r[t], r[16+t]
-		}
-	}
+	gemm.ToBF16Halves(dst, src)
 }
 
 // attendRowBF16 is attendRow over a cache held in bf16 (putBF16Row's

@@ -144,6 +144,9 @@ type decodeState struct {
 	order      []int     // [2V] top-p scratch
 	probs      []float32 // [V] sampling scratch
 	free       []*kvSlot // released cache slots
+	// sharedRows counts the prompt positions the last Sample call read
+	// from another sequence's cache instead of computing them (kvshare.go).
+	sharedRows int
 	// bf16 is &packed while this Sample call runs in bf16, else nil.
 	bf16   *packedWeights
 	packed packedWeights

@@ -15,8 +15,13 @@ package lm
 // and the mix adds the
 // keys' values into o in key order whether the keys lie in one slot or
 // in several (attendShared runs mixAVX2 over each part in turn, which
-// loads and stores o between them). The bf16 cache is not shared: its mix
-// keeps four partial sums across keys, which a split would regroup.
+// loads and stores o between them).
+//
+// A bf16 cache shares by copy: its mix keeps four partial sums across
+// keys, which reading the keys in parts would regroup, so a sequence
+// that shares takes a copy of its parent's prefix once the parent's
+// prefill phase has computed it (copyPrefixBF16). The prefill is saved;
+// the decoding steps' reads are not.
 
 import "slices"
 
@@ -94,6 +99,21 @@ func (m *Model) copyPrefix(dst, src *kvSlot, n int) {
 				copy(dst.k[l][a:b], g.k[g.lo*HS:g.hi*HS])
 				copy(dst.v[l][a:b], g.v[g.lo*HS:g.hi*HS])
 			}
+		}
+	}
+}
+
+// copyPrefixBF16 writes positions [0, n) of src's bf16 keys and values
+// into dst's. A bf16 slot holds its whole sequence itself (no base), so
+// src's own memory has them.
+func (m *Model) copyPrefixBF16(dst, src *kvSlot, n int) {
+	cfg := m.Config
+	HS := cfg.HeadSize()
+	for l := 0; l < cfg.Layers; l++ {
+		for h := 0; h < cfg.Heads; h++ {
+			a := h * cfg.Context * HS
+			copy(dst.kb[l][a:a+n*HS], src.kb[l][a:a+n*HS])
+			copy(dst.vb[l][a:a+n*HS], src.vb[l][a:a+n*HS])
 		}
 	}
 }

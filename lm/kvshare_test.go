@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/calibrl/calibrl/gemm"
 )
 
 // shareModel is a small model with room for three turns of prompts that
@@ -40,14 +42,18 @@ func sharePrompts() [][]int {
 	return ps
 }
 
+// shareCounts is what a scenario's first turn shared: prompt positions
+// read from another sequence's cache, and slots left reading a base.
+type shareCounts struct{ rows, based int }
+
 // shareScenario plays three turns of sampling over kept caches, batched
 // (batched: one SampleKV call per turn, so prefixes are shared) or one
 // sequence per call (nothing to share). The second turn rewrites some
 // sequences from below what others read of them (a conversation cut to
 // fit its context); before the third, some caches are released and
 // their sequences start again. It returns every completion, and how
-// many slots read a base after the first turn.
-func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, int) {
+// much the first turn shared.
+func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, shareCounts) {
 	t.Helper()
 	prompts := sharePrompts()
 	force := func(_ int, toks []int) []int {
@@ -61,7 +67,7 @@ func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, int) {
 		kvs[i] = m.NewKV()
 	}
 	var all []Completion
-	shared := 0
+	var shared shareCounts
 	sample := func(turn int, convs [][]int) []Completion {
 		sc := SampleConfig{Temperature: 1, TopP: 1, MaxNewTokens: 6, Force: force}
 		rng := func(i int) *rand.Rand { return rand.New(rand.NewPCG(uint64(i), uint64(turn))) }
@@ -74,6 +80,9 @@ func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, int) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if turn == 0 {
+				shared.rows = m.dec.sharedRows
+			}
 			return out
 		}
 		out := make([]Completion, len(convs))
@@ -81,6 +90,9 @@ func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, int) {
 			o, err := m.SampleKV([][]int{c}, []*KV{kvs[i]}, sc, []*rand.Rand{rng(i)})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if turn == 0 {
+				shared.rows += m.dec.sharedRows
 			}
 			out[i] = o[0]
 		}
@@ -90,7 +102,7 @@ func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, int) {
 	all = append(all, out...)
 	for _, kv := range kvs {
 		if kv.slot.base != nil {
-			shared++
+			shared.based++
 		}
 	}
 	convs := make([][]int, len(prompts))
@@ -119,27 +131,38 @@ func shareScenario(t *testing.T, m *Model, batched bool) ([]Completion, int) {
 // Sharing prompt prefixes changes no token and no log-probability's
 // bit, through turns that extend, rewrite and release shared caches;
 // and it does share (a test of a sharer that shares nothing would pass
-// trivially).
+// trivially). fp32 caches share by reference, bf16 caches by copy; HS 16
+// and 32 take the vector kernels of their precision, HS 6 the loops.
 func TestSharedPrefixesChangeNothing(t *testing.T) {
-	for _, dim := range []int{32, 12} {
+	type shareCase struct {
+		prec Precision
+		dim  int
+	}
+	cases := []shareCase{{FP32, 32}, {FP32, 12}}
+	if gemm.HasBF16() {
+		cases = append(cases, shareCase{BF16, 64}, shareCase{BF16, 12})
+	}
+	for _, c := range cases {
+		prev := SetSamplePrecision(c.prec)
 		// A model each: slots the first run freed would hold the very
 		// keys a slot that failed to copy them should lack.
-		want, none := shareScenario(t, shareModel(t, dim), false)
-		m := shareModel(t, dim)
+		want, none := shareScenario(t, shareModel(t, c.dim), false)
+		m := shareModel(t, c.dim)
 		got, shared := shareScenario(t, m, true)
-		if none != 0 || shared < 8 {
-			t.Fatalf("dim %d: %d slots read a base one at a time and %d batched, want 0 and ≥ 8", dim, none, shared)
+		SetSamplePrecision(prev)
+		if none != (shareCounts{}) || shared.rows < 60 || (c.prec == FP32 && shared.based < 8) {
+			t.Fatalf("%v dim %d: one at a time %+v, batched %+v; want nothing shared alone, and batched ≥ 60 rows (fp32: ≥ 8 slots on a base)", c.prec, c.dim, none, shared)
 		}
 		for i := range want {
 			if !sameCompletion(got[i], want[i]) {
-				t.Fatalf("dim %d, completion %d: %+v shared, %+v alone", dim, i, got[i], want[i])
+				t.Fatalf("%v dim %d, completion %d: %+v shared, %+v alone", c.prec, c.dim, i, got[i], want[i])
 			}
 		}
 		// Every slot is back on the free list: none leaked by a count.
 		d := m.decoder(0)
 		for _, sl := range d.free {
 			if sl.refs != 0 || sl.base != nil {
-				t.Fatalf("dim %d: a free slot with %d holders and base %v", dim, sl.refs, sl.base != nil)
+				t.Fatalf("%v dim %d: a free slot with %d holders and base %v", c.prec, c.dim, sl.refs, sl.base != nil)
 			}
 		}
 	}

@@ -179,7 +179,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 		}
 		skip[s] = min(commonPrefix(seqs[s].ids, p), len(p)-1)
 		seqs[s].keep(skip[s])
-		if skip[s] == 0 && !bf {
+		if skip[s] == 0 {
 			fresh = append(fresh, s)
 		}
 	}
@@ -187,11 +187,12 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	// (kvshare.go): a sequence reads from n[s] on, in a prefill phase
 	// after the one that reads what it shares.
 	parent, n, depth := sharePlan(prompts, fresh)
-	prefill, phases := 0, 1
+	prefill, phases, shared := 0, 1, 0
 	for s, p := range prompts {
 		if parent[s] >= 0 {
 			skip[s] = n[s]
 			phases = max(phases, depth[s]+1)
+			shared += n[s]
 		}
 		prefill += len(p) - skip[s]
 	}
@@ -200,6 +201,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 		stepRows += S * sc.maxForced() // a step may carry forced rows
 	}
 	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
+	st.sharedRows = shared
 	st.bf16 = nil
 	if bf {
 		st.packed.pack(m)
@@ -218,7 +220,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 		active = append(active, s)
 	}
 	for s, q := range parent {
-		if q >= 0 {
+		if q >= 0 && !bf { // a bf16 slot takes a copy instead, below
 			sl := slots[s]
 			sl.base, sl.n = slots[q], n[s]
 			slots[q].refs++
@@ -235,6 +237,10 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 		for s, p := range prompts {
 			if depth[s] != phase {
 				continue
+			}
+			if q := parent[s]; q >= 0 && bf {
+				// The parent's phase has run: its prefix is in its slot.
+				m.copyPrefixBF16(slots[s], slots[q], n[s])
 			}
 			for t := skip[s]; t < len(p); t++ {
 				rows = append(rows, kvRow{seq: s, pos: t, tok: p[t]})
