@@ -42,6 +42,8 @@ func DefaultRLBenchConfig() RLBenchConfig {
 type RLBenchResult struct {
 	Name           string  `json:"name"`
 	User           string  `json:"user"`
+	Precision      string  `json:"precision"`        // the log-prob pass's and the update's (lm.ActivePrecision)
+	SamplePrec     string  `json:"sample_precision"` // the rollout's (lm.ActiveSamplePrecision)
 	Conversations  int     `json:"conversations"`
 	Sequences      int     `json:"sequences"`
 	SequenceTokens int     `json:"sequence_tokens"` // tokens of the trained sequences of one iteration
@@ -155,7 +157,8 @@ func BenchRL(ctx context.Context, nc lm.NamedConfig, bc RLBenchConfig) (RLBenchR
 	}
 	weights := slices.Clone(policy.LM.Params.Data)
 
-	res := RLBenchResult{Name: nc.Name, User: "learned", Conversations: bc.Instances * bc.Group}
+	res := RLBenchResult{Name: nc.Name, User: "learned", Conversations: bc.Instances * bc.Group,
+		Precision: lm.ActivePrecision().String(), SamplePrec: lm.ActiveSamplePrecision().String()}
 	var iter, roll, logp, upd []float64
 	// The frozen reference is kept from one iteration to the next, as a
 	// run keeps it over its iterations: a fresh clone per iteration

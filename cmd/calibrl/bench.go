@@ -51,7 +51,9 @@ one forward log-prob pass in ms, and KV-cache sampling tokens/s (batch
 prompts of prompt-len tokens, new-tokens each), plus gemm.Sgemm's
 GFLOP/s on a gemm-size³ product. Each figure is the median of --steps
 timed runs after one warm-up. Compare with bench/torch_peer.py run on
-the same machine at the same time.
+the same machine at the same time. --precision sets the arithmetic of
+every figure but --ab's, and --sample-precision the sampler's apart
+(sampling tokens/s and the GRPO rollout), as for reproduce.
 
 With --rl (the default) it also times one interactive GRPO iteration on
 model A, policy and learned user simulator both of config A with fixed
@@ -64,7 +66,8 @@ log-prob, update) as the trained sequences' tokens per second and as a
 fraction of A's training tokens/s from the same run; the median of
 --rl-steps iterations after one warm-up.`,
 		Example: `  calibrl bench
-  calibrl bench --json --steps 10`,
+  calibrl bench --json --steps 10
+  calibrl bench --models A --gemm-size 0 --sample-precision bf16   # the GRPO iteration with bf16 rollouts`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := bc.Validate(); err != nil {
@@ -167,14 +170,14 @@ func printBench(w io.Writer, rep benchReport, bc lm.BenchConfig, gemmSize int) e
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "(train/forward batch %d×%d, sampling %d prompts of %d + %d new tokens, median of %d runs)\n",
-		bc.Batch, bc.SeqLen, bc.Batch, bc.PromptLen, bc.NewTokens, bc.Steps)
+	fmt.Fprintf(w, "(train/forward batch %d×%d in %s, sampling %d prompts of %d + %d new tokens in %s, median of %d runs)\n",
+		bc.Batch, bc.SeqLen, lm.ActivePrecision(), bc.Batch, bc.PromptLen, bc.NewTokens, lm.ActiveSamplePrecision(), bc.Steps)
 	if gemmSize > 0 {
 		fmt.Fprintf(w, "gemm %d³: %.1f GFLOP/s\n", gemmSize, rep.GemmGFLOPS)
 	}
 	if r := rep.RL; r != nil {
-		fmt.Fprintf(w, "\nGRPO iteration on %s against the %s user: %d conversations, %d sequences, %d tokens\n",
-			r.Name, r.User, r.Conversations, r.Sequences, r.SequenceTokens)
+		fmt.Fprintf(w, "\nGRPO iteration on %s against the %s user: %d conversations, %d sequences, %d tokens (rollout sampled in %s; log-probs and update in %s)\n",
+			r.Name, r.User, r.Conversations, r.Sequences, r.SequenceTokens, r.SamplePrec, r.Precision)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "phase\ts\ttokens/s\tof train tokens/s\t\n")
 		for _, p := range []struct {
