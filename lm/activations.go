@@ -20,7 +20,6 @@ type activations struct {
 	attScratch []float32 // [workers,T,T], T the longest sequence
 	masked     bool      // the last forward was ForwardMaskedAt's
 	keep       []int     // its marked rows, ascending
-	headRows   []int     // the batch row of each row of lnf and probs the head ran on (nil: all, in place)
 	reduce     []float32 // [reduceChunks,4C] column-reduction partials
 }
 

@@ -20,7 +20,7 @@ package lm
 // A bf16 cache shares by copy: its mix keeps four partial sums across
 // keys, which reading the keys in parts would regroup, so a sequence
 // that shares takes a copy of its parent's prefix once the parent's
-// prefill phase has computed it (copyPrefixBF16). The prefill is saved;
+// prefill phase has computed it (copyPrefix). The prefill is saved;
 // the decoding steps' reads are not.
 
 import "slices"
@@ -85,8 +85,9 @@ func attendShared(o, s, q []float32, sl *kvSlot, l, base, n int, scale float32) 
 	}
 }
 
-// copyPrefix writes positions [0, n) of src's sequence (fp32) into dst's
-// own memory.
+// copyPrefix writes positions [0, n) of src's sequence into dst's own
+// memory, at src's precision: fp32 from wherever src reads them (its
+// base's slots too), bf16 from src itself (a bf16 slot has no base).
 func (m *Model) copyPrefix(dst, src *kvSlot, n int) {
 	cfg := m.Config
 	HS := cfg.HeadSize()
@@ -94,26 +95,16 @@ func (m *Model) copyPrefix(dst, src *kvSlot, n int) {
 	for l := 0; l < cfg.Layers; l++ {
 		for h := 0; h < cfg.Heads; h++ {
 			base := h * cfg.Context * HS
+			if src.bf16 {
+				copy(dst.kb[l][base:base+n*HS], src.kb[l][base:base+n*HS])
+				copy(dst.vb[l][base:base+n*HS], src.vb[l][base:base+n*HS])
+				continue
+			}
 			for _, g := range src.segments(buf[:0], l, base, n) {
 				a, b := base+g.lo*HS, base+g.hi*HS
 				copy(dst.k[l][a:b], g.k[g.lo*HS:g.hi*HS])
 				copy(dst.v[l][a:b], g.v[g.lo*HS:g.hi*HS])
 			}
-		}
-	}
-}
-
-// copyPrefixBF16 writes positions [0, n) of src's bf16 keys and values
-// into dst's. A bf16 slot holds its whole sequence itself (no base), so
-// src's own memory has them.
-func (m *Model) copyPrefixBF16(dst, src *kvSlot, n int) {
-	cfg := m.Config
-	HS := cfg.HeadSize()
-	for l := 0; l < cfg.Layers; l++ {
-		for h := 0; h < cfg.Heads; h++ {
-			a := h * cfg.Context * HS
-			copy(dst.kb[l][a:a+n*HS], src.kb[l][a:a+n*HS])
-			copy(dst.vb[l][a:a+n*HS], src.vb[l][a:a+n*HS])
 		}
 	}
 }

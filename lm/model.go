@@ -263,49 +263,58 @@ func (m *Model) forwardHidden() {
 // forwardHead: probs = softmax(lnf·LMHeadᵀ) on the rows with a target
 // (and, with mask, marked), logp [N] = log probs[target] (0 on the
 // others). The log-softmax is fused: one pass for the max, one for Σexp
-// that also leaves the probabilities. With mask in fp32 the rows it keeps
-// are moved to the front of lnf and probs, in order, and acts.headRows
-// lists where each came from (Backward's head reads them there); without
-// one, or in bf16 (whose weight gradient pairs rows), the head runs on
-// every row and headRows is nil.
+// that also leaves the probabilities. With mask the marked rows are
+// acts.keep; in fp32 they are moved to the front of lnf and probs, in
+// order (compactHead), and the head's product runs on them alone, while
+// in bf16 (whose weight gradient pairs rows) the product runs on every
+// row and the softmax on the marked ones in place.
 func (m *Model) forwardHead(mask []float32) {
 	cfg, a := m.Config, &m.acts
 	N, V, C := m.batch.rows, cfg.VocabSize, cfg.Dim
-	a.headRows, a.masked = nil, mask != nil
-	rows := N
+	a.masked = mask != nil
+	var on []int // the batch rows the softmax runs on; nil: all
 	if mask != nil {
-		keep := a.keep[:0]
+		on = a.keep[:0]
 		for b, sp := range m.batch.spans {
 			for t := 0; t < sp.n; t++ {
 				if i := sp.start + t; m.targets[i] >= 0 && mask[b*m.nt+t] > 0 {
-					keep = append(keep, i)
+					on = append(on, i)
 				}
 			}
 		}
-		a.keep = keep
-		if m.bf16 == nil {
-			for k, i := range keep { // k ≤ i: row i is read before anything lands on it
-				if k != i {
-					copy(a.lnf[k*C:(k+1)*C], a.lnf[i*C:(i+1)*C])
-				}
+		a.keep = on
+	}
+	compact := m.compactHead()
+	rows := N
+	if compact {
+		for k, i := range on { // k ≤ i: row i is read before anything lands on it
+			if k != i {
+				copy(a.lnf[k*C:(k+1)*C], a.lnf[i*C:(i+1)*C])
 			}
-			a.headRows, rows = keep, len(keep)
 		}
+		rows = len(on)
 	}
 	m.headLogits(a.probs, rows)
 	inv := 1 / m.temp
 	clear(a.logp[:N])
-	parallelFor(m.nw, rows, func(lo, hi int) {
+	n := N
+	if on != nil {
+		n = len(on)
+	}
+	parallelFor(m.nw, n, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			i := k
-			if a.headRows != nil {
-				i = a.headRows[k]
+			i, r := k, k // batch row, row of probs
+			if on != nil {
+				i, r = on[k], on[k]
+			}
+			if compact {
+				r = k
 			}
 			y := m.targets[i]
 			if y < 0 {
 				continue
 			}
-			row := a.probs[k*V : (k+1)*V]
+			row := a.probs[r*V : (r+1)*V]
 			if inv != 1 {
 				scalef(row, inv)
 			}
@@ -316,17 +325,12 @@ func (m *Model) forwardHead(mask []float32) {
 			a.logp[i] = ly - logf(sum)
 		}
 	})
-	if mask != nil && a.headRows == nil {
-		// bf16: every row computed; the unmarked read 0 as in fp32.
-		for b, sp := range m.batch.spans {
-			for t := 0; t < sp.n; t++ {
-				if mask[b*m.nt+t] <= 0 {
-					a.logp[sp.start+t] = 0
-				}
-			}
-		}
-	}
 }
+
+// compactHead reports whether the last forward ran the head on its
+// marked rows (acts.keep) moved to the front of lnf and probs: a masked
+// forward in fp32.
+func (m *Model) compactHead() bool { return m.acts.masked && m.bf16 == nil }
 
 // headLogits sets out [N,V] = lnf·LMHeadᵀ, in the last Forward's precision.
 func (m *Model) headLogits(out []float32, N int) {
@@ -372,9 +376,10 @@ func (m *Model) Backward(dlogp []float32) error {
 	for b, s := range m.batch.spans {
 		copy(dl[s.start:s.start+s.n], dlogp[b*T:b*T+s.n])
 	}
-	rows := N // head rows: all, or the marked ones (ForwardMaskedAt, fp32)
-	if a.headRows != nil {
-		rows = len(a.headRows)
+	rows := N // head rows: all, or the marked ones at the front (compactHead)
+	var from []int
+	if m.compactHead() {
+		rows, from = len(a.keep), a.keep
 	}
 
 	// dlogits = dlogp·(onehot(y) − probs)/temp, in place over probs.
@@ -383,8 +388,8 @@ func (m *Model) Backward(dlogp []float32) error {
 	parallelFor(W, rows, func(lo, hi int) {
 		for k := lo; k < hi; k++ {
 			i := k
-			if a.headRows != nil {
-				i = a.headRows[k]
+			if from != nil {
+				i = from[k]
 			}
 			row := dlogits[k*V : (k+1)*V]
 			y, d := m.targets[i], dl[i]*inv
@@ -417,7 +422,7 @@ func (m *Model) Backward(dlogp []float32) error {
 		gemm.Bgemm(N, 1, dlogits, V, &pw.lmHeadT, 0, dtmp, C)
 		weightGradBF16(g.LMHead, dlogits, a.lnf, dy, N, V, C)
 	} else {
-		m.headBackward(dlogits, dtmp, dl, N, a.headRows)
+		m.headBackward(dlogits, dtmp, dl, N, from)
 	}
 	clear(dres[:N*C])
 	layernormBackward(W, dres, g.LNFW, g.LNFB, dtmp, m.layerInput(cfg.Layers), p.LNFW, a.lnfMean, a.lnfRstd, N, C, a.reduce)

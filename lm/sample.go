@@ -240,7 +240,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 			}
 			if q := parent[s]; q >= 0 && bf {
 				// The parent's phase has run: its prefix is in its slot.
-				m.copyPrefixBF16(slots[s], slots[q], n[s])
+				m.copyPrefix(slots[s], slots[q], n[s])
 			}
 			for t := skip[s]; t < len(p); t++ {
 				rows = append(rows, kvRow{seq: s, pos: t, tok: p[t]})

@@ -127,6 +127,21 @@ def print_stage_table(cols):
     print('| all | ' + ' | ' * (len(cols) - 1) + ' | ' + ' | '.join(f'{sum(v[1] for v in G.values()):.0f}' for _, G in cols) + ' |')
 
 
+def print_run_against(here, old_folder, old_name, new_name):
+    """A timed rerun's check against an earlier run of the same command
+    (old_folder, relative to here, by commit old_name): whether every
+    evaluation and sim-to-real play succeeds on the same problems and the
+    summaries and report are byte-identical (print_identity), then the
+    stage groups' wall and CPU seconds side by side. The run is here, or
+    the folder RUN names while its episodes are there (successes.json is
+    then rebuilt from them)."""
+    old = os.path.join(here, old_folder)
+    run = os.environ.get('RUN', here)
+    print_identity(old, run, old_name, [(name, old) for name in ('summary.json', 'summary-greedy.json', 'report.md')], here)
+    print('\nStage groups, wall and CPU seconds (stages.json; stages side by side count twice):\n')
+    print_stage_table([(old_name, stage_groups(old)), (new_name, stage_groups(run))])
+
+
 def stage_kind(stage):
     """The stage profile's groups: each SFT, RL by partner, evaluations, fidelity."""
     if stage in ('sim', 'base'):

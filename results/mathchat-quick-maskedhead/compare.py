@@ -13,17 +13,7 @@ import os, sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, '..'))
-from pairing import print_identity, print_stage_table, stage_groups  # noqa: E402
-
-OLD = os.path.join(here, '..', 'mathchat-quick-share')
-RUN = os.environ.get('RUN', here)  # the run folder, for the episodes
-
-
-def main():
-    print_identity(OLD, RUN, '9140005', [(name, OLD) for name in ('summary.json', 'summary-greedy.json', 'report.md')], here)
-    print('\nStage groups, wall and CPU seconds (stages.json; stages side by side count twice):\n')
-    print_stage_table([('9140005', stage_groups(OLD)), ('988bede', stage_groups(RUN))])
-
+from pairing import print_run_against  # noqa: E402
 
 if __name__ == '__main__':
-    main()
+    print_run_against(here, os.path.join('..', 'mathchat-quick-share'), '9140005', '988bede')
