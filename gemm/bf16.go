@@ -135,14 +135,7 @@ func (pb *PackedB) N() int { return pb.n }
 // Pack rounds op(B) (k×n; B stored row-major with leading dimension ldb,
 // transposed when transB) into pb, reusing its memory.
 func (pb *PackedB) Pack(transB bool, k, n int, b []float32, ldb int) {
-	if k < 0 || n < 0 {
-		panic(fmt.Sprintf("gemm: PackedB.Pack: negative dimension k=%d n=%d", k, n))
-	}
-	rows, cols := k, n
-	if transB {
-		rows, cols = n, k
-	}
-	checkMat("b", b, rows, cols, ldb)
+	checkPack("PackedB", transB, k, n, b, ldb)
 	kp := ceilDiv(k, 2*bfKP) * bfKP
 	size := ceilDiv(n, bfNR) * bfNR * kp
 	if cap(pb.data) < size {
@@ -610,6 +603,19 @@ func (r *bfRun) amxRegionAxpy(i0, i1, j0, j1 int) {
 
 // checkMat panics unless s holds a rows×cols matrix with leading
 // dimension ld.
+// checkPack panics with a readable message when b (leading dimension
+// ldb, transposed when transB) does not hold a k×n op(B) to pack.
+func checkPack(what string, transB bool, k, n int, b []float32, ldb int) {
+	if k < 0 || n < 0 {
+		panic(fmt.Sprintf("gemm: %s.Pack: negative dimension k=%d n=%d", what, k, n))
+	}
+	if transB {
+		checkMat("b", b, n, k, ldb)
+	} else {
+		checkMat("b", b, k, n, ldb)
+	}
+}
+
 func checkMat(name string, s []float32, rows, cols, ld int) {
 	if rows == 0 || cols == 0 {
 		return

@@ -47,6 +47,9 @@ type problem struct {
 	c              []float32
 	ldc            int
 	packA, packB   bool
+	// pre, when not nil, is B packed beforehand (SgemmPackedWorkers):
+	// b is unused and nothing of B is packed in the call.
+	pre *PackedS
 }
 
 // buffers are one worker's scratch: a packed A panel, a packed B block, a
@@ -81,11 +84,19 @@ func sgemmWith(kern *kernel, workers int, transA, transB bool, m, n, k int, alph
 	// it (small m: packing would cost as much as the FMAs); transposed B
 	// must be packed to give the kernel contiguous rows.
 	p.packB = transB || m > 4*kern.mr
-	// Packing an A panel costs about as much as two kernel calls, so it
-	// pays only when many column panels reuse it; strided reads of A are
-	// otherwise served well enough by L1 and the prefetchers.
-	p.packA = min(n, ncBlock) >= 16*kern.nr
+	p.packA = packsA(kern, n)
+	p.run(workers)
+}
 
+// packsA is whether a product with n columns packs A. Packing an A panel
+// costs about as much as two kernel calls, so it pays only when many
+// column panels reuse it; strided reads of A are otherwise served well
+// enough by L1 and the prefetchers.
+func packsA(kern *kernel, n int) bool { return min(n, ncBlock) >= 16*kern.nr }
+
+// run computes the whole of C on at most workers goroutines.
+func (p *problem) run(workers int) {
+	m, n, k, kern := p.m, p.n, p.k, p.kern
 	if workers > 1 && m*n*k < minParallelWork {
 		workers = 1
 	}
@@ -143,9 +154,11 @@ func (p *problem) region(i0, i1, j0, j1 int) {
 		for pc := 0; pc < p.k; pc += kcBlock {
 			kc := min(kcBlock, p.k-pc)
 			edge := nc - nc%nr // first column of a partial panel, if any
-			if p.packB {
+			switch {
+			case p.pre != nil:
+			case p.packB:
 				p.packBBlock(buf.b, pc, kc, jc, nc)
-			} else if edge < nc {
+			case edge < nc:
 				p.packBPanel(buf.edgeB, pc, kc, jc+edge, nc-edge)
 			}
 			for ir := i0; ir < i1; ir += mr {
@@ -164,6 +177,8 @@ func (p *problem) region(i0, i1, j0, j1 int) {
 					nrr := min(nr, nc-jr)
 					bS, bOff, ldb := p.b, pc*p.ldb+jc+jr, p.ldb
 					switch {
+					case p.pre != nil:
+						bS, bOff, ldb = p.pre.data, p.pre.panel(pc, kc, jc+jr), nr
 					case p.packB:
 						bS, bOff, ldb = buf.b, jr*kc, nr
 					case nrr < nr:

@@ -150,6 +150,8 @@ type decodeState struct {
 	// bf16 is &packed while this Sample call runs in bf16, else nil.
 	bf16   *packedWeights
 	packed packedWeights
+	// f32 is the weights packed for an fp32 Sample call.
+	f32 packedF32
 }
 
 // decoder returns the model's sampler state with step buffers for R rows,
@@ -171,6 +173,31 @@ func (m *Model) decoder(R int) *decodeState {
 		d.rows = make([]kvRow, 0, R)
 	}
 	return d
+}
+
+// weights packs m's current weights for the steps of one Sample call, in
+// bf16 or fp32: an optimizer step may have moved them since the last.
+func (d *decodeState) weights(m *Model, bf16 bool) {
+	d.bf16 = nil
+	if bf16 {
+		d.packed.pack(m)
+		d.bf16 = &d.packed
+		return
+	}
+	packForward(&d.f32, m)
+}
+
+// layerMM is layer l's forward product in a decoding step, on the
+// weights the Sample call packed: out[N,OC] = x·w + b (+ resid), bf16 on
+// pbf[l] while the call runs in bf16, else fp32 on psf[l] with
+// matmulForward's bits.
+func (d *decodeState) layerMM(W int, out, x []float32, pbf []gemm.PackedB, psf []gemm.PackedS, l int, b, resid []float32, N, IC, OC int) {
+	if d.bf16 != nil {
+		matmulForwardBF16(W, out, x, &pbf[l], b, resid, N, IC, OC)
+		return
+	}
+	matmulInit(W, out, b, resid, N, OC)
+	gemm.SgemmPackedWorkers(W, N, 1, x, IC, &psf[l], 1, out, OC)
 }
 
 // prefill steps rows through in order, in steps of at most the rows the
@@ -305,7 +332,7 @@ func (d *decodeState) stepRows(m *Model, W, w0, lo, hi int, rows []kvRow, heads 
 	for l := 0; l < cfg.Layers; l++ {
 		lp := p.Layer(l)
 		layernormForward(W, ln, mean, rstd, x, lp.LN1W, lp.LN1B, R, C)
-		layerMM(W, bf, qkv, ln, lp.QKVW, pw.qkv, l, lp.QKVB, nil, R, C, 3*C)
+		d.layerMM(W, qkv, ln, pw.qkv, d.f32.qkv, l, lp.QKVB, nil, R, C, 3*C)
 		for i, r := range rows {
 			sl := slots[r.seq]
 			for h := 0; h < NH; h++ {
@@ -339,11 +366,11 @@ func (d *decodeState) stepRows(m *Model, W, w0, lo, hi int, rows []kvRow, heads 
 				}
 			}
 		})
-		layerMM(W, bf, x, att, lp.AttProjW, pw.attProj, l, lp.AttProjB, x, R, C, C)
+		d.layerMM(W, x, att, pw.attProj, d.f32.attProj, l, lp.AttProjB, x, R, C, C)
 		layernormForward(W, ln, mean, rstd, x, lp.LN2W, lp.LN2B, R, C)
-		layerMM(W, bf, h, ln, lp.FCW, pw.fc, l, lp.FCB, nil, R, C, H)
+		d.layerMM(W, h, ln, pw.fc, d.f32.fc, l, lp.FCB, nil, R, C, H)
 		geluForward(W, h, hTanh, h, R*H)
-		layerMM(W, bf, x, h, lp.FCProjW, pw.fcProj, l, lp.FCProjB, x, R, H, C)
+		d.layerMM(W, x, h, pw.fcProj, d.f32.fcProj, l, lp.FCProjB, x, R, H, C)
 	}
 	// Final norm and logits only for the rows that sample, gathered into
 	// the first rows of this lane's att.
@@ -359,6 +386,6 @@ func (d *decodeState) stepRows(m *Model, W, w0, lo, hi int, rows []kvRow, heads 
 	if d.bf16 != nil {
 		gemm.BgemmWorkers(W, K, 1, ln, C, &d.bf16.lmHead, 0, logits, V)
 	} else {
-		gemm.SgemmWorkers(W, false, true, K, V, C, 1, ln, C, p.LMHead, C, 0, logits, V)
+		gemm.SgemmPackedWorkers(W, K, 1, ln, C, &d.f32.lmHead, 0, logits, V)
 	}
 }

@@ -112,12 +112,44 @@ func active(setting int32) Precision {
 	return FP32
 }
 
+// forwardPacks are a model's weights packed as the forward products read
+// them (op(B) = W): P is gemm.PackedB (bf16) or gemm.PackedS (fp32).
+type forwardPacks[P any] struct {
+	qkv, attProj, fc, fcProj []P // per layer
+	lmHead                   P
+}
+
+// packForward packs m's current weights into fp, reusing its memory. It
+// runs once per Sample call: the weights may have changed since the last
+// one (an optimizer step), and packing them (under 2 ms at the quick
+// preset's size) costs a small fraction of a call's decoding.
+func packForward[P any, PP interface {
+	*P
+	Pack(transB bool, k, n int, b []float32, ldb int)
+}](fp *forwardPacks[P], m *Model) {
+	cfg, p := m.Config, m.Params
+	C, H, L := cfg.Dim, cfg.Hidden(), cfg.Layers
+	if len(fp.qkv) != L {
+		fp.qkv, fp.attProj = make([]P, L), make([]P, L)
+		fp.fc, fp.fcProj = make([]P, L), make([]P, L)
+	}
+	parallelFor(m.workers(), L, func(lo, hi int) {
+		for l := lo; l < hi; l++ {
+			lp := p.Layer(l)
+			PP(&fp.qkv[l]).Pack(false, C, 3*C, lp.QKVW, 3*C)
+			PP(&fp.attProj[l]).Pack(false, C, C, lp.AttProjW, C)
+			PP(&fp.fc[l]).Pack(false, C, H, lp.FCW, H)
+			PP(&fp.fcProj[l]).Pack(false, H, C, lp.FCProjW, C)
+		}
+	})
+	PP(&fp.lmHead).Pack(true, C, cfg.VocabSize, p.LMHead, C)
+}
+
 // packedWeights are a model's weights in bf16, packed for gemm.Bgemm:
 // as the forward products read them (op(B) = W), and, for Backward's
 // input gradients, transposed (op(B) = Wᵀ).
 type packedWeights struct {
-	qkv, attProj, fc, fcProj     []gemm.PackedB // per layer
-	lmHead                       gemm.PackedB
+	forwardPacks[gemm.PackedB]
 	qkvT, attProjT, fcT, fcProjT []gemm.PackedB
 	lmHeadT                      gemm.PackedB
 	// dy is Backward's scratch: the upstream gradient of the product
@@ -125,28 +157,8 @@ type packedWeights struct {
 	dy gemm.PackedB
 }
 
-// pack rounds m's current weights into pw, reusing its memory. It runs
-// once per Sample call: the weights may have changed since the last one
-// (an optimizer step), and packing them (under 2 ms at the quick preset's
-// size) costs a small fraction of a call's decoding.
-func (pw *packedWeights) pack(m *Model) {
-	cfg, p := m.Config, m.Params
-	C, H, L := cfg.Dim, cfg.Hidden(), cfg.Layers
-	if len(pw.qkv) != L {
-		pw.qkv, pw.attProj = make([]gemm.PackedB, L), make([]gemm.PackedB, L)
-		pw.fc, pw.fcProj = make([]gemm.PackedB, L), make([]gemm.PackedB, L)
-	}
-	parallelFor(m.workers(), L, func(lo, hi int) {
-		for l := lo; l < hi; l++ {
-			lp := p.Layer(l)
-			pw.qkv[l].Pack(false, C, 3*C, lp.QKVW, 3*C)
-			pw.attProj[l].Pack(false, C, C, lp.AttProjW, C)
-			pw.fc[l].Pack(false, C, H, lp.FCW, H)
-			pw.fcProj[l].Pack(false, H, C, lp.FCProjW, C)
-		}
-	})
-	pw.lmHead.Pack(true, C, cfg.VocabSize, p.LMHead, C)
-}
+// pack rounds m's current weights into pw's forward packs.
+func (pw *packedWeights) pack(m *Model) { packForward(&pw.forwardPacks, m) }
 
 // packT rounds m's weights transposed, for Backward's dx = dy·Wᵀ.
 func (pw *packedWeights) packT(m *Model) {
@@ -167,6 +179,13 @@ func (pw *packedWeights) packT(m *Model) {
 	})
 	pw.lmHeadT.Pack(false, cfg.VocabSize, C, p.LMHead, C)
 }
+
+// packedF32 is the sampler's fp32 weights packed once per Sample call
+// for Sgemm's kernel (gemm.PackedS). A decoding step multiplies a few
+// dozen rows by every weight matrix, and Sgemm copied each matrix into
+// its panels at every step: 8% of an fp32 rollout's decoding CPU. The
+// products' bits are the same.
+type packedF32 = forwardPacks[gemm.PackedS]
 
 // unpacked stands for no packed weights (fp32): layerMM never reads it.
 var unpacked packedWeights

@@ -202,11 +202,7 @@ func (m *Model) SampleKV(prompts [][]int, kvs []*KV, sc SampleConfig, rngs []*ra
 	}
 	st := m.decoder(max(min(prefill, maxPrefillRows), stepRows))
 	st.sharedRows = shared
-	st.bf16 = nil
-	if bf {
-		st.packed.pack(m)
-		st.bf16 = &st.packed
-	}
+	st.weights(m, bf)
 	stop := make(map[int]bool, len(sc.Stop))
 	for _, t := range sc.Stop {
 		stop[t] = true

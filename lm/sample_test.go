@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/calibrl/calibrl/gemm"
 )
 
 // sampleModel is a small random model with weights large enough that its
@@ -41,6 +43,7 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 	}
 	// Prefill path: all rows of one sequence in a single step.
 	d := m.decoder(len(seq))
+	d.weights(m, false)
 	slots := []*kvSlot{m.NewKV().ensureSlot(false)}
 	rows := make([]kvRow, len(seq))
 	heads := make([]int, len(seq))
@@ -54,6 +57,7 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 	}
 	// Decode path: one row per step.
 	d = m.decoder(1)
+	d.weights(m, false)
 	for i, tok := range seq {
 		got := d.step(m, []kvRow{{seq: 0, pos: i, tok: tok}}, []int{0}, slots)
 		for j := 0; j < V; j++ {
@@ -369,5 +373,53 @@ func TestSampleKVMatchesSample(t *testing.T) {
 	kv := m.NewKV()
 	if _, err := m.SampleKV([][]int{{1}, {2}}, []*KV{kv, kv}, DefaultSampleConfig(), []*rand.Rand{rand.New(rand.NewPCG(1, 1)), rand.New(rand.NewPCG(1, 2))}); err == nil {
 		t.Fatal("one cache for two prompts: want an error")
+	}
+}
+
+// TestSampleSeesMovedWeights: a Sample call after the weights moved (an
+// optimizer step between rollouts) samples from the moved weights, as a
+// fresh copy of the model does, in fp32 and bf16: the weights a call
+// packs for its decoding steps are packed anew each call, never kept
+// from the last.
+func TestSampleSeesMovedWeights(t *testing.T) {
+	precisions := []Precision{FP32}
+	if gemm.HasBF16() {
+		precisions = append(precisions, BF16)
+	}
+	prompts := [][]int{{1, 2, 3}, {7}, {4, 4, 4, 4, 4, 4, 4, 4}}
+	sc := SampleConfig{Temperature: 0, TopP: 1, MaxNewTokens: 8}
+	rngs := []*rand.Rand{nil, nil, nil}
+	for _, prec := range precisions {
+		prev := SetSamplePrecision(prec)
+		m := sampleModel(t, 2)
+		before, err := m.Sample(prompts, sc, rngs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Move every weight: greedy completions that stayed the same
+		// would not show stale weights.
+		r := rand.New(rand.NewPCG(5, 6))
+		for i := range m.Params.Data {
+			m.Params.Data[i] += float32(r.NormFloat64() * 0.5)
+		}
+		got, err := m.Sample(prompts, sc, rngs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := m.Clone().Sample(prompts, sc, rngs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := false
+		for i := range want {
+			if !sameCompletion(got[i], want[i]) {
+				t.Fatalf("%v, completion %d after the weights moved: %+v, a fresh copy samples %+v", prec, i, got[i], want[i])
+			}
+			moved = moved || !sameCompletion(before[i], want[i])
+		}
+		if !moved {
+			t.Fatalf("%v: moving the weights changed no completion; the test cannot see stale weights", prec)
+		}
+		SetSamplePrecision(prev)
 	}
 }
