@@ -214,3 +214,12 @@ def report_verdict(folder):
             if len(tables) == 2:
                 break
     return tables
+
+
+if __name__ == '__main__':
+    # python3 ../pairing.py OLD_FOLDER OLD_NAME NEW_NAME, from a timed
+    # rerun's folder: print_run_against for that folder, no script of its own.
+    import sys
+    if len(sys.argv) != 4:
+        sys.exit('usage: python3 ../pairing.py OLD_FOLDER OLD_NAME NEW_NAME (from the rerun\'s folder; RUN=run folder to rebuild successes.json)')
+    print_run_against(os.getcwd(), sys.argv[1], sys.argv[2], sys.argv[3])
