@@ -601,8 +601,6 @@ func (r *bfRun) amxRegionAxpy(i0, i1, j0, j1 int) {
 	}
 }
 
-// checkMat panics unless s holds a rows×cols matrix with leading
-// dimension ld.
 // checkPack panics with a readable message when b (leading dimension
 // ldb, transposed when transB) does not hold a k×n op(B) to pack.
 func checkPack(what string, transB bool, k, n int, b []float32, ldb int) {
@@ -616,6 +614,8 @@ func checkPack(what string, transB bool, k, n int, b []float32, ldb int) {
 	}
 }
 
+// checkMat panics unless s holds a rows×cols matrix with leading
+// dimension ld.
 func checkMat(name string, s []float32, rows, cols, ld int) {
 	if rows == 0 || cols == 0 {
 		return
